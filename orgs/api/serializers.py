@@ -1,0 +1,10 @@
+from rest_framework import serializers
+
+
+class IdentitySerializer(serializers.Serializer):
+    org_id = serializers.UUIDField()
+    org_name = serializers.CharField()
+    key_id = serializers.UUIDField()
+    key_name = serializers.CharField()
+    key_prefix = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write"]))

@@ -1,0 +1,30 @@
+from drf_spectacular.utils import extend_schema
+
+from voiceagent.api.docs import error_responses, envelope
+from voiceagent.api.views import OrgAPIView, data_response
+
+from .serializers import IdentitySerializer
+
+
+class MeView(OrgAPIView):
+    @extend_schema(
+        operation_id="me",
+        summary="The key's identity",
+        description="The organization and key that authenticated this request, with the key's scopes.",
+        responses={200: envelope(IdentitySerializer), **error_responses(401, 429)},
+        tags=["Identity"],
+    )
+    def get(self, request):
+        key = self.api_key
+        return data_response(
+            IdentitySerializer(
+                {
+                    "org_id": key.organization.id,
+                    "org_name": key.organization.name,
+                    "key_id": key.id,
+                    "key_name": key.name,
+                    "key_prefix": key.key_prefix,
+                    "scopes": key.scopes,
+                }
+            ).data
+        )

@@ -1,0 +1,42 @@
+"""factory_boy factories and small builders shared by the suite."""
+
+import factory
+from django.contrib.auth import get_user_model
+
+from orgs.models import Membership, Organization
+from orgs.services import api_key_create
+
+User = get_user_model()
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    username = factory.SelfAttribute("email")
+    password = factory.django.Password("correct-horse-battery")
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+
+    name = factory.Sequence(lambda n: f"Org {n}")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    user = factory.SubFactory(UserFactory)
+    organization = factory.SubFactory(OrganizationFactory)
+    role = Membership.Role.ADMIN
+
+
+def make_key(org, *, scope="read_write", name="Test key", admin=None):
+    """Creates a key through the real service and returns (key, plaintext)."""
+    if admin is None:
+        admin = MembershipFactory(organization=org, role=Membership.Role.ADMIN).user
+    return api_key_create(org=org, created_by=admin, name=name, scope=scope)

@@ -1,0 +1,52 @@
+"""Cursor pagination: newest first, tie-broken by id, with a signed opaque cursor.
+
+The cursor carries the last row's (timestamp, id); the next page is everything strictly older in
+that order, so rows inserted while a client pages are neither skipped nor repeated.
+"""
+
+import uuid
+from datetime import datetime
+
+from django.core import signing
+from django.db.models import Q
+from rest_framework import serializers
+
+from voiceagent.errors import ValidationFailed
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+CURSOR_SALT = "voiceagent.api.cursor"
+
+
+class PageParams(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
+    cursor = serializers.CharField(required=False, max_length=512)
+
+
+def _decode_cursor(cursor: str, scope: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        payload = signing.loads(cursor, salt=f"{CURSOR_SALT}:{scope}")
+        return datetime.fromisoformat(payload["t"]), uuid.UUID(payload["id"])
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise ValidationFailed(field_errors={"cursor": ["Invalid cursor."]}) from None
+
+
+def _encode_cursor(row, time_field: str, scope: str) -> str:
+    return signing.dumps({"t": getattr(row, time_field).isoformat(), "id": str(row.pk)}, salt=f"{CURSOR_SALT}:{scope}")
+
+
+def paginate(queryset, params: dict, *, time_field: str = "created_at", scope: str = "") -> tuple[list, bool, str | None]:
+    """One page of `queryset` in newest-first order: (rows, has_more, next_cursor). One query.
+
+    `scope` ties a cursor to its list (e.g. the endpoint name), so a cursor from one list is refused by another.
+    """
+    limit = params.get("limit", DEFAULT_LIMIT)
+    queryset = queryset.order_by(f"-{time_field}", "-pk")
+    if params.get("cursor"):
+        when, last_id = _decode_cursor(params["cursor"], scope)
+        queryset = queryset.filter(Q(**{f"{time_field}__lt": when}) | Q(**{time_field: when, "pk__lt": last_id}))
+    rows = list(queryset[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _encode_cursor(rows[-1], time_field, scope) if has_more and rows else None
+    return rows, has_more, next_cursor

@@ -1,0 +1,18 @@
+"""Deny by default: every /v1 view needs a key, and the method decides the scope it needs."""
+
+from rest_framework import permissions
+
+from .errors import InsufficientScope
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class HasScope(permissions.BasePermission):
+    def has_permission(self, request, view):
+        key = request.auth
+        if key is None:
+            return False  # DRF turns this into 401 because an authenticator exists
+        required = "read" if request.method in READ_METHODS else "write"
+        if required not in key.scopes:
+            raise InsufficientScope(required)
+        return True

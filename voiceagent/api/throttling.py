@@ -1,0 +1,51 @@
+"""Per-key rate limits in Django's cache (Redis in production), so every process shares one count.
+
+A fixed one-minute window per key and kind (read or write). The counters are atomic `incr`s; the
+headers follow the IETF RateLimit draft and go on every response through `RateLimitHeadersMixin`.
+"""
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.throttling import BaseThrottle
+
+from .permissions import READ_METHODS
+
+WINDOW_SECONDS = 60
+
+
+class KeyRateThrottle(BaseThrottle):
+    def allow_request(self, request, view):
+        key = request.auth
+        if key is None:
+            return True
+        kind = "read" if request.method in READ_METHODS else "write"
+        limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
+        now = time.time()
+        window = int(now // WINDOW_SECONDS)
+        counter = f"ratelimit:{key.pk}:{kind}:{window}"
+        # add() then incr() is atomic on Redis; the expiry outlives the window so a late incr finds it.
+        cache.add(counter, 0, timeout=WINDOW_SECONDS * 2)
+        try:
+            used = cache.incr(counter)
+        except ValueError:  # evicted between add and incr
+            cache.add(counter, 1, timeout=WINDOW_SECONDS * 2)
+            used = 1
+        self.reset = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
+        request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": self.reset}
+        return used <= limit
+
+    def wait(self):
+        return self.reset
+
+
+def rate_limit_headers(request) -> dict[str, str]:
+    info = getattr(request, "rate_limit", None)
+    if not info:
+        return {}
+    return {
+        "RateLimit-Limit": str(info["limit"]),
+        "RateLimit-Remaining": str(info["remaining"]),
+        "RateLimit-Reset": str(info["reset"]),
+    }

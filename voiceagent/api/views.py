@@ -1,0 +1,91 @@
+"""The base of every /v1 view: key auth, scope, rate limit, org scoping, and the response envelopes."""
+
+import uuid
+
+from django.http import Http404
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from voiceagent.errors import NotFound
+
+from .authentication import ApiKeyAuthentication
+from .pagination import PageParams, paginate
+from .permissions import HasScope
+from .throttling import KeyRateThrottle, rate_limit_headers
+
+
+class OrgAPIView(APIView):
+    """Auth first and alone; then scope; then the per-key rate limit; then the handler.
+
+    Subclasses read through `self.org`, which comes from the key and nothing else. `model` with
+    `get_queryset()`/`get_object()` give the org-scoped lookups; another org's id is a plain 404.
+    """
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasScope]
+    throttle_classes = [KeyRateThrottle]
+    model = None
+
+    @property
+    def org(self):
+        return self.request.auth.organization
+
+    @property
+    def api_key(self):
+        return self.request.auth
+
+    def get_queryset(self):
+        return self.model.objects.for_org(self.org)
+
+    def get_object(self, pk, queryset=None):
+        try:
+            pk = uuid.UUID(str(pk))
+        except ValueError:
+            raise NotFound() from None
+        obj = (queryset if queryset is not None else self.get_queryset()).filter(pk=pk).first()
+        if obj is None:
+            raise NotFound()
+        return obj
+
+    def validate_query(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.query_params)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def validate_body(self, serializer_class, *, partial: bool = False, **kwargs) -> dict:
+        serializer = serializer_class(data=self.request.data, partial=partial, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        for header, value in rate_limit_headers(request).items():
+            response[header] = value
+        return response
+
+    def handle_exception(self, exc):
+        if isinstance(exc, Http404):
+            exc = NotFound()
+        return super().handle_exception(exc)
+
+
+def data_response(data, status=200, **extra) -> Response:
+    return Response({"data": data, **extra}, status=status)
+
+
+def list_response(rows, has_more: bool, next_cursor: str | None) -> Response:
+    return Response({"data": rows, "has_more": has_more, "next_cursor": next_cursor})
+
+
+class ListParams(PageParams):
+    """Query parameters of a plain list endpoint; subclasses add their filters. Unknown parameters are refused."""
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown query parameter."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+__all__ = ["OrgAPIView", "ListParams", "data_response", "list_response", "paginate"]

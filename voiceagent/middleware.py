@@ -1,0 +1,99 @@
+"""Middleware shared by every interface: request ids, the body-size edge, no CORS, JSON errors on the API."""
+
+import logging
+import uuid
+
+from django.conf import settings
+from django.http import JsonResponse
+
+from .api.errors import error_body_for_status
+from .logging import SAFE_REQUEST_ID, request_id_var
+
+logger = logging.getLogger("voiceagent.request")
+
+API_PREFIXES = ("/v1/", "/internal/", "/hooks/")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PREFIXES) or path == "/v1"
+
+
+class RequestIdMiddleware:
+    """Gives every request an `X-Request-Id` (kept from the client when it is plain) for logs and responses."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        incoming = request.headers.get("X-Request-Id", "")
+        request_id = incoming if SAFE_REQUEST_ID.match(incoming) else f"req_{uuid.uuid4().hex}"
+        request.request_id = request_id
+        token = request_id_var.set(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            request_id_var.reset(token)
+        response["X-Request-Id"] = request_id
+        return response
+
+
+class BodySizeLimitMiddleware:
+    """413 for bodies over 4.5 MB, decided from Content-Length before anything reads or parses the body."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.MAX_REQUEST_BODY_BYTES:
+            # The client may still be sending; closing the connection spares the server reading it.
+            response = JsonResponse({"error": "payload_too_large"}, status=413)
+            response["Connection"] = "close"
+            return response
+        return self.get_response(request)
+
+
+class NoCorsMiddleware:
+    """Spec rule 4: browsers cannot call the API cross-origin, so no Access-Control-Allow-* header ever leaves."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        for header in [h for h in response.headers if h.lower().startswith("access-control-allow-")]:
+            del response[header]
+        return response
+
+
+class ApiErrorMiddleware:
+    """Every failure under the API prefixes is the spec's JSON: the router's 404, Django's 400/405, and 500s.
+
+    DRF views render their own errors through `api_exception_handler`; this catches what never reaches DRF.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            is_api_path(request.path)
+            and response.status_code >= 400
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            replacement = JsonResponse(error_body_for_status(response.status_code), status=response.status_code)
+            for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+                if header in response:
+                    replacement[header] = response[header]
+            return replacement
+        return response
+
+    def process_exception(self, request, exception):
+        if not is_api_path(request.path):
+            return None
+        logger.exception("Unhandled error on %s %s", request.method, request.path)
+        return JsonResponse({"error": "internal_error"}, status=500)

@@ -1,0 +1,46 @@
+"""Settings for the test suite: the real settings, with per-xdist-worker isolation of Redis and SQLite.
+
+Each pytest-xdist worker (gw0, gw1, ...) gets its own Redis databases for the cache and the Celery
+broker, so `cache.clear()` in one worker never touches another's counters or queued tasks.
+"""
+
+import os
+
+from .settings import *  # noqa: F403
+from .settings import DATABASES, REDIS_URL, VAR_DIR
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
+
+
+def _redis_db(url: str, db: int) -> str:
+    base = url.rsplit("/", 1)[0] if url.count("/") > 2 else url.rstrip("/")
+    return f"{base}/{db}"
+
+
+if REDIS_URL:
+    CACHE_REDIS_URL = _redis_db(REDIS_URL, 1 + WORKER_NUMBER * 2)
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_REDIS_URL}
+    }
+    CELERY_BROKER_URL = _redis_db(REDIS_URL, 2 + WORKER_NUMBER * 2)
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CELERY_BROKER_URL = "filesystem://"
+    _broker_dir = VAR_DIR / "test-broker" / WORKER
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "out"),
+        "data_folder_out": str(_broker_dir / "out"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not memory, so that Celery workers started by tests see the same database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{WORKER}.sqlite3")}
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+AGENT_RUNTIME_TOKEN = "test-agent-runtime-token-0123456789abcdef"
+FIELD_ENCRYPTION_KEY = "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A="
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

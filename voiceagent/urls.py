@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from .api import fallbacks
+
+v1 = [
+    path("", include("orgs.api.urls")),
+    path("", include("contacts.api.urls")),
+    path("", include("calls.api.urls")),
+    path("", include("webhooks.api.urls")),
+]
+
+urlpatterns = [
+    path("v1/", include((v1, "v1"))),
+    path("internal/agent/v1/", include("calls.runtime.urls")),
+    path("api/openapi.json", SpectacularAPIView.as_view(), name="openapi-schema"),
+    path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("", include("dashboard.urls")),
+]
+
+handler404 = fallbacks.not_found
+handler500 = fallbacks.server_error
