@@ -1,1 +1,166 @@
-"""Models of the webhooks app."""
+"""The webhook outbox: subscriptions, events (payload bytes fixed once), deliveries and their attempts.
+
+An `Event` is written in the same transaction as the change that caused it, with one `Delivery` per
+matching subscription. Workers send deliveries; every HTTP try leaves a `DeliveryAttempt`. Retry timing
+is `Delivery.next_attempt_at` in the database, and a worker's claim on a delivery is a lease
+(`claimed_until`), so a delivery whose worker died is picked up again by the sweeper.
+"""
+
+import uuid
+
+from django.db import models
+
+from orgs.tenancy import OrgOwnedModel, OrgOwnedQuerySet
+
+from . import crypto
+
+# The nine event types of the spec, in the spec's order.
+EVENT_TYPES = (
+    "call.ended",
+    "call.recording_ready",
+    "call_order.status_changed",
+    "call.callback_requested",
+    "call.message_taken",
+    "call.escalation_triggered",
+    "call.appointment_booked",
+    "contact.created",
+    "meeting.outcome_approved",
+)
+API_VERSION = "v1"
+
+
+class BytesField(models.BinaryField):
+    """A BinaryField that always gives `bytes` (PostgreSQL hands back a memoryview), so json.loads works on it."""
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else bytes(value)
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
+
+
+class Subscription(OrgOwnedModel):
+    """An org's HTTPS endpoint and the event types it receives.
+
+    The signing secret is stored Fernet-encrypted (settings.FIELD_ENCRYPTION_KEY), never in clear; only its
+    first 8 characters are kept readable for `secret_preview`. During a rotation grace period the previous
+    secret also signs, until `previous_secret_expires_at`.
+    """
+
+    url = models.CharField(max_length=2048)
+    events = models.JSONField(default=list)
+    enabled = models.BooleanField(default=True)
+    description = models.CharField(max_length=5000, blank=True, default="")
+    secret_encrypted = models.TextField()
+    secret_preview = models.CharField(max_length=8)
+    previous_secret_encrypted = models.TextField(blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=500, blank=True, default="")
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    # Health: the last 2xx, and the start of the current unbroken run of failures (None while healthy).
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    failing_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "enabled"], name="webhooks_sub_org_enabled")]
+
+    def __str__(self):
+        return f"{self.url} ({self.pk})"
+
+    @property
+    def secret(self) -> str:
+        return crypto.decrypt(self.secret_encrypted)
+
+    def signing_secrets(self, now) -> list[str]:
+        """The secrets that sign now: the current one, plus the previous one while its grace period lasts."""
+        secrets_ = [self.secret]
+        if self.previous_secret_encrypted and self.previous_secret_expires_at and self.previous_secret_expires_at > now:
+            secrets_.append(crypto.decrypt(self.previous_secret_encrypted))
+        return secrets_
+
+
+class Event(models.Model):
+    """One emitted event. `payload` is the exact envelope body, serialized once and sent as is on every attempt."""
+
+    id = models.CharField(primary_key=True, max_length=40, editable=False)
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="+")
+    type = models.CharField(max_length=64)
+    api_version = models.CharField(max_length=8, default=API_VERSION)
+    created_at = models.DateTimeField(db_index=True)
+    payload = BytesField()
+
+    objects = OrgOwnedQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "created_at"], name="webhooks_event_org_created")]
+
+    def __str__(self):
+        return f"{self.id} {self.type}"
+
+    @staticmethod
+    def new_id() -> str:
+        return f"evt_{uuid.uuid4().hex}"
+
+    @property
+    def data(self):
+        import json
+
+        return json.loads(self.payload)["data"]
+
+
+class Delivery(OrgOwnedModel):
+    """One event to one subscription. `pending` until a 2xx (`succeeded`) or until attempts run out (`failed`).
+
+    A worker claims it with a conditional UPDATE that sets `claimed_until` (a lease) and `claim_token`; the
+    result of the HTTP try is only recorded by the holder of that token. `enqueued_at` is when it was last
+    put on the broker, so the sweeper re-enqueues only what has waited too long (a lost enqueue).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempt_count = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_trigger = models.CharField(max_length=16, default="scheduled")
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    claim_token = models.UUIDField(null=True, blank=True)
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    succeeded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["event", "subscription"], name="uniq_delivery_event_sub")]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="webhooks_delivery_due"),
+            models.Index(fields=["subscription", "created_at"], name="webhooks_delivery_sub_created"),
+        ]
+
+    def __str__(self):
+        return f"{self.event_id} -> {self.subscription_id} ({self.status})"
+
+
+class DeliveryAttempt(OrgOwnedModel):
+    """One HTTP try of a delivery: when, why (scheduled or manual), the status, duration, 2 KB of the reply, error."""
+
+    class Trigger(models.TextChoices):
+        SCHEDULED = "scheduled", "Scheduled"
+        MANUAL = "manual", "Manual"
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULED)
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    response_body = models.TextField(blank=True, default="")
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["delivery", "created_at"], name="webhooks_attempt_delivery")]

@@ -1,0 +1,10 @@
+"""Typed errors of the webhooks app."""
+
+from voiceagent.errors import DomainError
+
+
+class UnknownEventType(DomainError):
+    """A programming error in the emitting code: the type is not one of the spec's nine."""
+
+    status = 500
+    code = "internal_error"
