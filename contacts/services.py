@@ -1,0 +1,176 @@
+"""Writes on contacts. Each service is one transaction; phone numbers are stored in E.164.
+
+Uniqueness of a phone number per org is the database's job (a unique constraint): services insert and turn
+the IntegrityError into `Conflict("phone_number")`, so a race gives one row and 409s, never a duplicate or a 500.
+These services emit no events: `contact.created` is emitted by the calls app, because only a call knows whether
+it was real engagement.
+"""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from orgs.models import Organization
+from orgs.phones import normalize_phone
+from voiceagent.errors import Conflict, ValidationFailed
+
+from .models import Contact
+
+# decisions.md per-field caps.
+MAX_LENGTHS = {"phone_number": 32, "name": 200, "email": 254, "notes": 5000}
+EDITABLE_FIELDS = ("phone_number", "name", "email", "notes")
+
+
+def _clean_optional(value: str | None) -> str | None:
+    """Blank optional text is stored as null, so the API shows `null` rather than `""`."""
+    if value is None:
+        return None
+    value = str(value).strip()
+    return value or None
+
+
+def _check_lengths(values: dict) -> None:
+    errors = {
+        field: [f"Ensure this field has no more than {cap} characters."]
+        for field, cap in MAX_LENGTHS.items()
+        if isinstance(values.get(field), str) and len(values[field]) > cap
+    }
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+
+
+def _check_email(email: str | None) -> None:
+    if email is None:
+        return
+    try:
+        validate_email(email)
+    except DjangoValidationError:
+        raise ValidationFailed(field_errors={"email": ["Enter a valid email address."]}) from None
+
+
+def _email_or_none(email: str | None) -> str | None:
+    """A caller's email as heard on a call is best-effort: an invalid one is dropped, not an error."""
+    try:
+        _check_email(email)
+    except ValidationFailed:
+        return None
+    return email
+
+
+def _digits(e164: str) -> str:
+    return "".join(ch for ch in e164 if ch.isdigit())
+
+
+def _call_id(call):
+    """A call object (anything with `pk`) or its id."""
+    return getattr(call, "pk", call)
+
+
+@transaction.atomic
+def contact_create(
+    *,
+    org: Organization,
+    phone_number: str,
+    name: str | None = None,
+    email: str | None = None,
+    notes: str | None = None,
+    source: str,
+    first_call=None,
+) -> Contact:
+    """Creates a contact; the phone is normalized to E.164 in `org.default_phone_region`.
+
+    Raises ValidationFailed (`fieldErrors.phone_number`) for a number that does not parse or is not valid, and
+    Conflict("phone_number") when the org already has a contact with that number, also when two requests race.
+    """
+    if source not in Contact.Source.values:
+        raise ValidationFailed(field_errors={"source": [f"Source must be one of {', '.join(Contact.Source.values)}."]})
+    values = {"phone_number": phone_number, "name": _clean_optional(name), "email": _clean_optional(email),
+              "notes": _clean_optional(notes)}
+    _check_lengths(values)
+    _check_email(values["email"])
+    e164 = normalize_phone(phone_number, region=org.default_phone_region)
+    contact = Contact(
+        organization=org,
+        phone_number=e164,
+        phone_digits=_digits(e164),
+        name=values["name"],
+        email=values["email"],
+        notes=values["notes"],
+        source=source,
+        first_call_id=_call_id(first_call),
+    )
+    try:
+        # A savepoint, so the caller's transaction survives the IntegrityError and can render the 409.
+        with transaction.atomic():
+            contact.save(force_insert=True)
+    except IntegrityError:
+        raise Conflict("phone_number", "A contact with this phone number already exists.") from None
+    return contact
+
+
+@transaction.atomic
+def contact_update(*, contact: Contact, **changes) -> Contact:
+    """Changes any of phone_number, name, email, notes. A new phone is normalized and may clash (409)."""
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
+    for field in ("name", "email", "notes"):
+        if field in changes:
+            changes[field] = _clean_optional(changes[field])
+    _check_lengths(changes)
+    _check_email(changes.get("email"))
+    if "phone_number" in changes:
+        e164 = normalize_phone(changes["phone_number"], region=contact.organization.default_phone_region)
+        changes["phone_number"] = e164
+        changes["phone_digits"] = _digits(e164)
+    if not changes:
+        return contact
+    for field, value in changes.items():
+        setattr(contact, field, value)
+    try:
+        with transaction.atomic():
+            contact.save(update_fields=[*changes, "updated_at"])
+    except IntegrityError:
+        raise Conflict("phone_number", "A contact with this phone number already exists.") from None
+    return contact
+
+
+@transaction.atomic
+def contact_get_or_create_for_caller(
+    *, org: Organization, phone_number: str, name: str | None = None, email: str | None = None, call=None
+) -> tuple[Contact, bool]:
+    """The contact for an inbound caller: (contact, created). For the calls app; emits nothing.
+
+    A new contact gets `source="inbound_call"` and `first_call_id` = the call's id. An existing one keeps its
+    data, except that a missing name or email is filled in from this call (never overwritten). Race safe: when
+    two calls from one new number finish at once, one creates and the other gets the same row with
+    created=False. An unparseable number raises ValidationFailed (callers with a withheld number have no
+    contact; don't call this for them).
+    """
+    e164 = normalize_phone(phone_number, region=org.default_phone_region)
+    name, email = _clean_optional(name), _email_or_none(_clean_optional(email))
+    existing = Contact.objects.for_org(org).filter(phone_number=e164).first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                contact = contact_create(
+                    org=org, phone_number=e164, name=name, email=email, source=Contact.Source.INBOUND_CALL,
+                    first_call=call,
+                )
+            return contact, True
+        except Conflict:
+            existing = Contact.objects.for_org(org).get(phone_number=e164)
+    fill = {}
+    if name and not existing.name and len(name) <= MAX_LENGTHS["name"]:
+        fill["name"] = name
+    if email and not existing.email and len(email) <= MAX_LENGTHS["email"]:
+        fill["email"] = email
+    if fill:
+        # Only fills blanks, and only where they are still blank, so two racing calls never overwrite each other.
+        for field, value in fill.items():
+            Contact.objects.filter(pk=existing.pk, **{f"{field}__isnull": True}).update(
+                **{field: value, "updated_at": timezone.now()}
+            )
+        existing.refresh_from_db()
+    return existing, False
