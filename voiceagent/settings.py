@@ -156,17 +156,6 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVERS": [{"url": BASE_URL}],
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "bearerKey": {
-                "type": "http",
-                "scheme": "bearer",
-                "description": "An API key `va_live_` + 32 alphanumerics, created in the dashboard. "
-                "The scheme word `Bearer` is case-sensitive.",
-            }
-        }
-    },
-    "SECURITY": [{"bearerKey": []}],
 }
 
 # Celery: Redis in production, a file-system broker under var/ on a bare machine.
@@ -189,6 +178,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULE = {}
+
+# Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
+WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=float, default=[])  # empty: the standard schedule
+WEBHOOK_LEASE_SECONDS = env.float("WEBHOOK_LEASE_SECONDS", default=60)
+WEBHOOK_REENQUEUE_AFTER_SECONDS = env.float("WEBHOOK_REENQUEUE_AFTER_SECONDS", default=30)
+WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=2)
+CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)

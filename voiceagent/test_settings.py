@@ -44,3 +44,4 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 AGENT_RUNTIME_TOKEN = "test-agent-runtime-token-0123456789abcdef"
 FIELD_ENCRYPTION_KEY = "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A="
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+ROOT_URLCONF = "tests.urls"

@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from .api import fallbacks
 
@@ -14,7 +14,7 @@ v1 = [
 urlpatterns = [
     path("v1/", include((v1, "v1"))),
     path("internal/agent/v1/", include("calls.runtime.urls")),
-    path("api/openapi.json", SpectacularAPIView.as_view(), name="openapi-schema"),
+    path("api/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),

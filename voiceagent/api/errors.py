@@ -31,7 +31,8 @@ def error_body_for_status(status: int) -> dict:
 
 
 def validation_body(*, form_errors=(), field_errors=None) -> dict:
-    return {"error": "Validation failed", "details": {"formErrors": list(form_errors), "fieldErrors": field_errors or {}}}
+    details = {"formErrors": list(form_errors), "fieldErrors": field_errors or {}}
+    return {"error": "Validation failed", "details": details}
 
 
 class InsufficientScope(exceptions.PermissionDenied):

@@ -35,7 +35,7 @@ def _encode_cursor(row, time_field: str, scope: str) -> str:
     return signing.dumps({"t": getattr(row, time_field).isoformat(), "id": str(row.pk)}, salt=f"{CURSOR_SALT}:{scope}")
 
 
-def paginate(queryset, params: dict, *, time_field: str = "created_at", scope: str = "") -> tuple[list, bool, str | None]:
+def paginate(queryset, params: dict, *, time_field="created_at", scope="") -> tuple[list, bool, str | None]:
     """One page of `queryset` in newest-first order: (rows, has_more, next_cursor). One query.
 
     `scope` ties a cursor to its list (e.g. the endpoint name), so a cursor from one list is refused by another.

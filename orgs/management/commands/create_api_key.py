@@ -1,0 +1,33 @@
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from orgs.models import ApiKey, Organization
+from orgs.services import api_key_create
+from voiceagent.errors import DomainError
+
+SCOPES = {"read": ApiKey.Scope.READ, "read,write": ApiKey.Scope.READ_WRITE}
+
+
+class Command(BaseCommand):
+    help = "Creates an API key as an org admin would. Prints the plaintext key, once, on the last line."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--org", required=True, help="The organization's id.")
+        parser.add_argument("--created-by", required=True, help="E-mail of an admin of that organization.")
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--scopes", required=True, choices=sorted(SCOPES))
+
+    def handle(self, *, org, created_by, name, scopes, **options):
+        try:
+            organization = Organization.objects.get(pk=uuid.UUID(org))
+        except (ValueError, Organization.DoesNotExist):
+            raise CommandError(f"No organization {org}.") from None
+        user = get_user_model().objects.filter(username=created_by.strip().lower()).first()
+        try:
+            key, plaintext = api_key_create(org=organization, created_by=user, name=name, scope=SCOPES[scopes])
+        except DomainError as exc:
+            raise CommandError(f"{exc.message} {exc.details or ''}".strip()) from None
+        self.stdout.write(f"Created key {key.id} ({key.key_prefix}...). It will not be shown again:")
+        self.stdout.write(plaintext)

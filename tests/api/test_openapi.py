@@ -1,0 +1,56 @@
+"""The API reference: a valid OpenAPI 3 schema at /api/openapi.json and a rendered page at /api/docs."""
+
+import json
+
+import pytest
+from django.test import Client
+from drf_spectacular.validation import validate_schema
+
+
+@pytest.fixture
+def schema(db):
+    response = Client().get("/api/openapi.json")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def test_schema_is_valid_openapi_3(schema):
+    assert schema["openapi"].startswith("3.")
+    validate_schema(schema)  # raises on an invalid document
+
+
+def test_schema_declares_the_bearer_key_scheme(schema):
+    assert schema["components"]["securitySchemes"]["bearerKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": schema["components"]["securitySchemes"]["bearerKey"]["description"],
+    }
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            assert op["security"] == [{"bearerKey": []}], f"{method.upper()} {path} is not behind the key"
+
+
+def test_every_v1_operation_documents_its_errors_with_examples(schema):
+    operations = [
+        (path, method, op)
+        for path, item in schema["paths"].items()
+        if path.startswith("/v1/")
+        for method, op in item.items()
+    ]
+    assert any(path == "/v1/me" for path, _, _ in operations)
+    for path, method, op in operations:
+        for status in ("401", "429", "500"):
+            assert status in op["responses"], f"{method.upper()} {path} lacks {status}"
+            assert op["responses"][status]["content"]["application/json"]["examples"], (path, method, status)
+        if method != "get":
+            assert "403" in op["responses"] or path.startswith("/v1/me"), f"{method.upper()} {path} lacks 403"
+
+
+def test_only_v1_paths_are_documented(schema):
+    assert all(path.startswith("/v1/") for path in schema["paths"])
+
+
+def test_docs_page_renders_without_a_key(db):
+    response = Client().get("/api/docs")
+    assert response.status_code == 200
+    assert b"openapi.json" in response.content
