@@ -44,6 +44,9 @@ class Membership(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "organization"], name="uniq_membership")]
 
+    def __str__(self):
+        return f"{self.user_id} in {self.organization_id} ({self.role})"
+
     @property
     def is_admin(self) -> bool:
         return self.role == self.Role.ADMIN

@@ -1,14 +1,21 @@
 """Writes on organizations, memberships and API keys. Each service is one transaction."""
 
+from functools import cache
+from zoneinfo import available_timezones
+
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 from .errors import NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
-from .models import ApiKey, Membership, Organization
+from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
+from .phones import normalize_phone
 
 User = get_user_model()
 
@@ -112,3 +119,237 @@ def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
     locked.role = role
     locked.save(update_fields=["role"])
     return locked
+
+
+# --- The knowledge base: locations, facts, team members --------------------------------------------------------
+#
+# Every write below runs in one transaction that also bumps `Organization.knowledge_version` (an F() increment),
+# so the agent runtime's ETag (orgs.selectors.knowledge_for_org) changes on the very next read after commit.
+# Unique names and labels are database constraints; an IntegrityError becomes Conflict(field), also under a race.
+
+KNOWLEDGE_CAPS = {"name": 200, "label": 200, "address": 5000, "role": 200, "email": 254, "phone_number": 32,
+                  "content": 10_000}
+
+
+def knowledge_version_bump(*, org: Organization) -> None:
+    """Marks the org's knowledge as changed. Call it inside the transaction of any write the runtime reads
+    (facts, locations, team members; escalation rules in calls/), so the change and the new ETag commit together."""
+    Organization.objects.filter(pk=org.pk).update(knowledge_version=F("knowledge_version") + 1)
+
+
+def _check_caps(values: dict) -> None:
+    errors = {
+        field: [f"Ensure this field has no more than {KNOWLEDGE_CAPS[field]} characters."]
+        for field, value in values.items()
+        if field in KNOWLEDGE_CAPS and isinstance(value, str) and len(value) > KNOWLEDGE_CAPS[field]
+    }
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+
+
+def _require_text(values: dict, *fields: str) -> None:
+    errors = {field: ["This field may not be blank."] for field in fields if field in values and not values[field]}
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+
+
+def _optional(value):
+    if value is None:
+        return None
+    value = str(value).strip()
+    return value or None
+
+
+def _check_email(values: dict) -> None:
+    if values.get("email") is None:
+        return
+    try:
+        validate_email(values["email"])
+    except DjangoValidationError:
+        raise ValidationFailed(field_errors={"email": ["Enter a valid email address."]}) from None
+
+
+@cache
+def _timezones() -> frozenset[str]:
+    return frozenset(available_timezones())  # scans tzdata on disk; once per process is enough
+
+
+def _check_timezone(name: str) -> None:
+    if name not in _timezones():
+        raise ValidationFailed(field_errors={"timezone": ["Enter a valid IANA time zone, e.g. America/New_York."]})
+
+
+def _save(instance, *, conflict_field: str, update_fields: list[str] | None = None):
+    """Saves in a savepoint, turning the unique constraint's IntegrityError into Conflict(conflict_field)."""
+    try:
+        with transaction.atomic():
+            if update_fields is None:
+                instance.save(force_insert=True)
+            else:
+                instance.save(update_fields=[*update_fields, "updated_at"])
+    except IntegrityError:
+        raise Conflict(conflict_field, f"{conflict_field} already exists.") from None
+    return instance
+
+
+def _apply(instance, changes: dict, allowed: tuple[str, ...]) -> list[str]:
+    unknown = sorted(set(changes) - set(allowed))
+    if unknown:
+        raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
+    for field, value in changes.items():
+        setattr(instance, field, value)
+    return list(changes)
+
+
+def _resolve_location(org: Organization, location):
+    """A Location of `org` from an instance or an id; another org's or a missing one is NotFound (never linked)."""
+    if location is None:
+        return None
+    location_id = getattr(location, "pk", location)
+    found = Location.objects.for_org(org).filter(pk=location_id).first()
+    if found is None:
+        raise NotFound("Location not found.")
+    return found
+
+
+LOCATION_FIELDS = ("name", "address", "timezone", "phone_number")
+
+
+def _clean_location(org: Organization, values: dict) -> dict:
+    values = {key: (value.strip() if isinstance(value, str) else value) for key, value in values.items()}
+    _require_text(values, "name", "address", "timezone", "phone_number")
+    _check_caps(values)
+    if "timezone" in values:
+        _check_timezone(values["timezone"])
+    if "phone_number" in values:
+        values["phone_number"] = normalize_phone(values["phone_number"], region=org.default_phone_region)
+    return values
+
+
+@transaction.atomic
+def location_create(*, org: Organization, name: str, address: str, timezone: str, phone_number: str) -> Location:
+    """Creates a location; `timezone` must be an IANA name, the phone is stored E.164. Duplicate name: 409."""
+    values = _clean_location(org, {"name": name, "address": address, "timezone": timezone,
+                                   "phone_number": phone_number})
+    location = _save(Location(organization=org, **values), conflict_field="name")
+    knowledge_version_bump(org=org)
+    return location
+
+
+@transaction.atomic
+def location_update(*, location: Location, **changes) -> Location:
+    """Changes any of name, address, timezone, phone_number."""
+    changes = _clean_location(location.organization, changes)
+    fields = _apply(location, changes, LOCATION_FIELDS)
+    if fields:
+        _save(location, conflict_field="name", update_fields=fields)
+        knowledge_version_bump(org=location.organization)
+    return location
+
+
+@transaction.atomic
+def location_delete(*, location: Location) -> None:
+    """Deletes a location; its facts stay, applying to the whole org (location set to null)."""
+    org = location.organization
+    location.delete()
+    knowledge_version_bump(org=org)
+
+
+FACT_FIELDS = ("label", "content", "location")
+
+
+def _clean_fact(org: Organization, values: dict) -> dict:
+    if "label" in values and isinstance(values["label"], str):
+        values["label"] = values["label"].strip()
+    _require_text(values, "label", "content")
+    _check_caps(values)
+    if "location" in values:
+        values["location"] = _resolve_location(org, values["location"])
+    return values
+
+
+@transaction.atomic
+def fact_create(*, org: Organization, label: str, content: str, location=None) -> Fact:
+    """Creates a fact (`location`: a Location or id of this org, or None for org-wide). Duplicate label: 409."""
+    values = _clean_fact(org, {"label": label, "content": content, "location": location})
+    fact = _save(Fact(organization=org, **values), conflict_field="label")
+    knowledge_version_bump(org=org)
+    return fact
+
+
+@transaction.atomic
+def fact_update(*, fact: Fact, **changes) -> Fact:
+    """Changes any of label, content, location. A PUT passes all three."""
+    changes = _clean_fact(fact.organization, changes)
+    fields = _apply(fact, changes, FACT_FIELDS)
+    if fields:
+        _save(fact, conflict_field="label", update_fields=fields)
+        knowledge_version_bump(org=fact.organization)
+    return fact
+
+
+@transaction.atomic
+def fact_delete(*, fact: Fact) -> None:
+    org = fact.organization
+    fact.delete()
+    knowledge_version_bump(org=org)
+
+
+TEAM_MEMBER_FIELDS = ("name", "email", "phone_number", "role")
+
+
+def _clean_team_member(org: Organization, values: dict) -> dict:
+    if "name" in values and isinstance(values["name"], str):
+        values["name"] = values["name"].strip()
+    for field in ("email", "phone_number", "role"):
+        if field in values:
+            values[field] = _optional(values[field])
+    _require_text(values, "name")
+    _check_caps(values)
+    _check_email(values)
+    if values.get("phone_number") is not None:
+        values["phone_number"] = normalize_phone(values["phone_number"], region=org.default_phone_region)
+    return values
+
+
+def _guard_platform_user(member: TeamMember, allow_platform_user: bool) -> None:
+    # The spec: a team member who is a platform user (a dashboard login) cannot be changed through the API.
+    if member.is_platform_user and not allow_platform_user:
+        raise Forbidden("A team member who is a platform user cannot be changed here.")
+
+
+@transaction.atomic
+def team_member_create(
+    *, org: Organization, name: str, email: str | None = None, phone_number: str | None = None,
+    role: str | None = None, user=None,
+) -> TeamMember:
+    """Creates a team member. `user` links a dashboard login (only the dashboard passes it), which makes the
+    member a platform user; the user must belong to the org."""
+    values = _clean_team_member(org, {"name": name, "email": email, "phone_number": phone_number, "role": role})
+    if user is not None and not Membership.objects.filter(user=user, organization=org).exists():
+        raise ValidationFailed(field_errors={"user": ["This user is not a member of the organization."]})
+    member = _save(TeamMember(organization=org, user=user, **values), conflict_field="user")
+    knowledge_version_bump(org=org)
+    return member
+
+
+@transaction.atomic
+def team_member_update(*, member: TeamMember, allow_platform_user: bool = False, **changes) -> TeamMember:
+    """Changes any of name, email, phone_number, role. A platform user's record raises Forbidden unless the
+    caller (the dashboard, for its own users) passes allow_platform_user=True."""
+    _guard_platform_user(member, allow_platform_user)
+    changes = _clean_team_member(member.organization, changes)
+    fields = _apply(member, changes, TEAM_MEMBER_FIELDS)
+    if fields:
+        _save(member, conflict_field="user", update_fields=fields)
+        knowledge_version_bump(org=member.organization)
+    return member
+
+
+@transaction.atomic
+def team_member_delete(*, member: TeamMember, allow_platform_user: bool = False) -> None:
+    """Deletes a team member; a platform user's record raises Forbidden unless allow_platform_user=True."""
+    _guard_platform_user(member, allow_platform_user)
+    org = member.organization
+    member.delete()
+    knowledge_version_bump(org=org)

@@ -1,1 +1,8 @@
-urlpatterns = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("contacts", views.ContactListView.as_view(), name="contacts"),
+    path("contacts/<str:id>", views.ContactDetailView.as_view(), name="contact"),
+]

@@ -1,0 +1,31 @@
+from rest_framework import serializers
+
+from contacts.models import Contact
+from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer
+from voiceagent.api.views import ListParams
+
+
+class ContactSerializer(OutputModelSerializer):
+    class Meta:
+        model = Contact
+        fields = [
+            "id", "phone_number", "name", "email", "notes", "source", "first_call_id", "created_at", "updated_at",
+        ]
+
+
+class ContactInputSerializer(StrictInputSerializer):
+    """POST: `phone_number` required, normalized to E.164 in the org's default region. PATCH: any subset."""
+
+    phone_number = serializers.CharField(
+        min_length=10, max_length=32, help_text="E.164, or a national number of the organization's default region."
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_null=True, allow_blank=True)
+    email = serializers.EmailField(max_length=254, required=False, allow_null=True, allow_blank=True)
+    notes = serializers.CharField(max_length=5000, required=False, allow_null=True, allow_blank=True)
+
+
+class ContactListParams(ListParams):
+    search = serializers.CharField(
+        required=False, allow_blank=True, max_length=200,
+        help_text="Matches name and email (case-insensitive substring) and phone by digits.",
+    )
