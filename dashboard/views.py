@@ -1,7 +1,272 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+"""Dashboard pages. Each view checks input with a form, calls one `orgs` service or selector, and renders.
+
+Every page that needs a signed-in user goes through `OrgMixin` / `AdminRequiredMixin` (mixins.py).
+"""
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.db import IntegrityError
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse_lazy
+from django.utils.cache import add_never_cache_headers, patch_cache_control
+from django.views.generic import FormView, TemplateView, View
+
+from orgs import selectors, services
+from orgs.models import Membership
+from voiceagent.errors import Conflict, ValidationFailed
+
+from .forms import ApiKeyCreateForm, LoginForm, MemberAddForm, MemberRoleForm, OrganizationForm, SignupForm
+from .mixins import AdminRequiredMixin, OrgMixin, remember_org, resolve_membership
+
+# The new key's plaintext waits here between the create POST and the page that shows it, then is popped:
+# never in a URL (logs, history, Referer), never in a message cookie, never shown twice.
+NEW_KEY_SESSION_KEY = "dashboard.new_api_key"
 
 
-@login_required
-def home(request):
-    return render(request, "dashboard/home.html")
+# --- Accounts ---------------------------------------------------------------------------------------------
+
+
+class SignupView(FormView):
+    """Creates an organization and its first admin, and logs the admin in."""
+
+    template_name = "dashboard/auth/signup.html"
+    form_class = SignupForm
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.user.is_authenticated:
+            return redirect("dashboard:home")
+        return super().dispatch(request, *args, **kwargs)
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        try:
+            org, user = services.organization_create(
+                name=data["organization_name"], admin_email=data["email"], admin_password=data["password"]
+            )
+        except IntegrityError:
+            # Two sign-ups with one email at once: the unique username decides, the loser sees this.
+            form.add_error("email", "An account with this email already exists. Log in instead.")
+            return self.form_invalid(form)
+        except (ValidationFailed, Conflict) as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        login(self.request, user, backend="django.contrib.auth.backends.ModelBackend")
+        remember_org(self.request, org)
+        messages.success(self.request, f"Welcome! {org.name} is ready.")
+        return redirect("dashboard:home")
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "dashboard/auth/login.html"
+    form_class = LoginForm
+    redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        resolve_membership(self.request)
+        return response
+
+
+class LogoutView(auth_views.LogoutView):
+    """POST only (Django's LogoutView refuses GET), so a link or an image cannot log anyone out."""
+
+    next_page = reverse_lazy("dashboard:login")
+
+
+class OrgSwitchView(OrgMixin, View):
+    """Makes another of the user's organizations the current one. Not a member of it: 404."""
+
+    http_method_names = ["post"]
+
+    def post(self, request):
+        org_id = _uuid_or_none(request.POST.get("org"))
+        membership = selectors.membership_for_user(user=request.user, org_id=org_id) if org_id else None
+        if membership is None:
+            raise Http404
+        remember_org(request, membership.organization)
+        return redirect("dashboard:home")
+
+
+def _uuid_or_none(value):
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+# --- Overview ---------------------------------------------------------------------------------------------
+
+
+class HomeView(OrgMixin, TemplateView):
+    """The overview. A placeholder that later pages (calls, contacts, knowledge) will fill."""
+
+    template_name = "dashboard/home.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        keys = selectors.api_key_list(org=self.org)
+        context.update(
+            active_key_count=keys.filter(revoked_at__isnull=True).count(),
+            member_count=selectors.membership_list(org=self.org).count(),
+        )
+        return context
+
+
+# --- Settings: organization ---------------------------------------------------------------------------
+
+
+class OrganizationSettingsView(AdminRequiredMixin, FormView):
+    """Members see the settings; admins change them through `organization_update`."""
+
+    template_name = "dashboard/settings/organization.html"
+    form_class = OrganizationForm
+    admin_methods = ("POST",)
+    fields = ("name", "default_phone_region", "auto_save_contacts", "call_recording_enabled", "meetings_enabled")
+
+    def get_initial(self):
+        return {field: getattr(self.org, field) for field in self.fields}
+
+    def form_valid(self, form):
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        if changes:
+            try:
+                services.organization_update(org=self.org, by=self.request.user, **changes)
+            except (ValidationFailed, Conflict) as exc:
+                form.apply_domain_error(exc)
+                return self.form_invalid(form)
+            messages.success(self.request, "Settings saved.")
+        else:
+            messages.info(self.request, "Nothing to save: no setting changed.")
+        return redirect("dashboard:settings-organization")
+
+
+# --- Settings: API keys ---------------------------------------------------------------------------------
+
+
+class ApiKeyListView(OrgMixin, TemplateView):
+    """Every member sees the keys (never a plaintext); only admins see the create and revoke controls."""
+
+    template_name = "dashboard/settings/api_keys.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(keys=selectors.api_key_list(org=self.org), **kwargs)
+
+
+class ApiKeyCreateView(AdminRequiredMixin, FormView):
+    template_name = "dashboard/settings/api_key_new.html"
+    form_class = ApiKeyCreateForm
+
+    def form_valid(self, form):
+        try:
+            key, plaintext = services.api_key_create(
+                org=self.org, created_by=self.request.user, name=form.cleaned_data["name"],
+                scope=form.cleaned_data["scope"],
+            )
+        except (ValidationFailed, Conflict) as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        self.request.session[NEW_KEY_SESSION_KEY] = {"key_id": str(key.pk), "plaintext": plaintext}
+        return redirect("dashboard:api-key-created")
+
+
+class ApiKeyCreatedView(AdminRequiredMixin, TemplateView):
+    """Shows a new key's plaintext exactly once: it is popped from the session as the page is built."""
+
+    template_name = "dashboard/settings/api_key_created.html"
+    http_method_names = ["get"]
+
+    def get(self, request, *args, **kwargs):
+        pending = request.session.pop(NEW_KEY_SESSION_KEY, None)
+        key = None
+        if pending:
+            key = selectors.api_key_list(org=self.org).filter(pk=pending["key_id"]).first()
+        if key is None:
+            messages.info(request, "A key is shown only once, right after it is created. Create a new one if needed.")
+            return redirect("dashboard:api-keys")
+        response = self.render_to_response(self.get_context_data(key=key, plaintext=pending["plaintext"]))
+        # Keep the page out of every cache and the back/forward cache.
+        add_never_cache_headers(response)
+        patch_cache_control(response, no_store=True, private=True)
+        return response
+
+
+class ApiKeyRevokeView(AdminRequiredMixin, TemplateView):
+    """GET asks for confirmation; POST revokes. Revocation is immediate for the API."""
+
+    template_name = "dashboard/settings/api_key_revoke.html"
+
+    def get_key(self):
+        return self.get_org_object(selectors.api_key_list(org=self.org), pk=self.kwargs["key_id"])
+
+    def get(self, request, *args, **kwargs):
+        return self.render_to_response(self.get_context_data(key=self.get_key()))
+
+    def post(self, request, *args, **kwargs):
+        key = self.get_key()
+        if key.is_active:
+            services.api_key_revoke(key=key, revoked_by=request.user)
+            messages.success(request, f"Key “{key.name}” ({key.key_prefix}…) is revoked. Requests with it now get 401.")
+        else:
+            messages.info(request, f"Key “{key.name}” was already revoked.")
+        return redirect("dashboard:api-keys")
+
+
+# --- Settings: members ----------------------------------------------------------------------------------
+
+
+class MembersView(AdminRequiredMixin, FormView):
+    """Everyone sees the members; admins add people and change roles."""
+
+    template_name = "dashboard/settings/members.html"
+    form_class = MemberAddForm
+    admin_methods = ("POST",)
+
+    def get_context_data(self, **kwargs):
+        kwargs.setdefault("role_errors", {})
+        memberships = list(selectors.membership_list(org=self.org))
+        for membership in memberships:
+            membership.role_form = MemberRoleForm(
+                initial={"role": membership.role}, auto_id=f"id_m{membership.pk}_%s"
+            )
+            membership.role_errors = kwargs["role_errors"].get(membership.pk, [])
+        return super().get_context_data(memberships=memberships, **kwargs)
+
+    def form_valid(self, form):
+        try:
+            membership = services.membership_add(
+                org=self.org, by=self.request.user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
+            )
+        except (ValidationFailed, Conflict) as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        messages.success(self.request, f"{membership.user.email} added as {membership.get_role_display().lower()}.")
+        return redirect("dashboard:members")
+
+
+class MemberRoleView(MembersView):
+    """POST only: changes one member's role. A refused change re-renders the members page with the error
+    beside that member's role."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        membership = self.get_org_object(Membership, pk=self.kwargs["membership_id"])
+        form = MemberRoleForm(request.POST)
+        error = None
+        if form.is_valid():
+            try:
+                services.membership_set_role(membership=membership, by=request.user, role=form.cleaned_data["role"])
+            except ValidationFailed as exc:
+                details = exc.details or {}
+                error = [*details.get("formErrors", []), *sum(details.get("fieldErrors", {}).values(), [])]
+        else:
+            error = form.errors.get("role", ["Choose a role."])
+        if error:
+            context = self.get_context_data(form=MemberAddForm(), role_errors={membership.pk: error})
+            return self.render_to_response(context)
+        messages.success(request, f"{membership.user.email} is now {form.cleaned_data['role']}.")
+        return redirect("dashboard:members")

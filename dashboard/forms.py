@@ -1,0 +1,127 @@
+"""Dashboard forms. They check input shape only; the rules live in `orgs.services`, whose typed errors
+(`ValidationFailed`, `Conflict`) are put back on the form beside the field they concern."""
+
+import phonenumbers
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.forms import AuthenticationForm
+
+from orgs.models import ApiKey, Membership
+from voiceagent.errors import Conflict, DomainError, ValidationFailed
+
+User = get_user_model()
+
+
+class DashboardFormMixin:
+    """Accessible errors: each field's error list is tied to its input through `aria-describedby`
+    (Django adds `aria-invalid`), and service errors land beside the right field."""
+
+    def add_error(self, field, error):
+        super().add_error(field, error)
+        for name in self.errors:
+            if name in self.fields:
+                bound = self[name]
+                described = [f"{bound.auto_id}_error"]
+                if bound.help_text:
+                    described.insert(0, f"{bound.auto_id}_helptext")
+                self.fields[name].widget.attrs["aria-describedby"] = " ".join(described)
+
+    def apply_domain_error(self, exc: DomainError) -> None:
+        """Shows a service's validation or conflict error on the form; anything else is not a form error."""
+        if isinstance(exc, Conflict):
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+        elif isinstance(exc, ValidationFailed):
+            details = exc.details or {}
+            for field, messages in details.get("fieldErrors", {}).items():
+                for message in messages:
+                    self.add_error(field if field in self.fields else None, message)
+            for message in details.get("formErrors", []):
+                self.add_error(None, message)
+        else:
+            raise exc
+
+
+class DashboardForm(DashboardFormMixin, forms.Form):
+    pass
+
+
+class SignupForm(DashboardForm):
+    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 8 characters, not a common password.",
+    )
+    organization_name = forms.CharField(
+        label="Organization name", max_length=200, widget=forms.TextInput(attrs={"autocomplete": "organization"})
+    )
+
+    def clean_email(self):
+        email = User.objects.normalize_email(self.cleaned_data["email"]).lower()
+        if User.objects.filter(username=email).exists():
+            raise forms.ValidationError("An account with this email already exists. Log in instead.")
+        return email
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        password_validation.validate_password(password)
+        return password
+
+
+class LoginForm(DashboardFormMixin, AuthenticationForm):
+    """Users log in with their email, which is also their username (always stored lower-case)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["username"].label = "Email"
+        self.fields["username"].widget = forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True})
+
+    def clean_username(self):
+        return (self.cleaned_data.get("username") or "").strip().lower()
+
+
+class ApiKeyCreateForm(DashboardForm):
+    name = forms.CharField(
+        max_length=200, help_text="What uses this key, e.g. “CRM sync”. Only you and your team see it."
+    )
+    scope = forms.ChoiceField(
+        label="Access",
+        choices=[
+            (ApiKey.Scope.READ, "Read only: GET requests"),
+            (ApiKey.Scope.READ_WRITE, "Read and write: also POST, PUT, PATCH and DELETE"),
+        ],
+        initial=ApiKey.Scope.READ,
+        widget=forms.RadioSelect,
+    )
+
+
+class MemberAddForm(DashboardForm):
+    email = forms.EmailField(max_length=254)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class MemberRoleForm(DashboardForm):
+    role = forms.ChoiceField(choices=Membership.Role.choices)
+
+
+class OrganizationForm(DashboardForm):
+    """A plain form, not a ModelForm: a ModelForm writes onto the instance while validating, and the
+    write itself belongs to `organization_update`."""
+
+    name = forms.CharField(label="Organization name", max_length=200)
+    default_phone_region = forms.CharField(
+        label="Default phone region",
+        max_length=2,
+        min_length=2,
+        help_text="Two-letter country code (e.g. US, GB, DE) used for phone numbers written without a +country code.",
+        widget=forms.TextInput(attrs={"autocapitalize": "characters", "size": 4}),
+    )
+    auto_save_contacts = forms.BooleanField(label="Save new callers as contacts automatically", required=False)
+    call_recording_enabled = forms.BooleanField(label="Record calls", required=False)
+    meetings_enabled = forms.BooleanField(label="Meetings product", required=False)
+
+    def clean_default_phone_region(self):
+        region = self.cleaned_data["default_phone_region"].strip().upper()
+        if region not in phonenumbers.SUPPORTED_REGIONS:
+            raise forms.ValidationError("Enter a two-letter country code such as US or GB.")
+        return region

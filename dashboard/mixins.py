@@ -1,0 +1,91 @@
+"""The dashboard's one way in: who is asking, for which organization, and whether they may do this.
+
+Every dashboard page is a class-based view built on `OrgMixin` (or `AdminRequiredMixin`, which is
+`OrgMixin` plus the admin rule). The organization always comes from the signed-in user's membership,
+resolved from the session; never from the URL or the form. Objects are looked up through
+`for_org(self.org)`, so another organization's id is the same 404 as a missing one.
+"""
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+
+from orgs.models import Membership, Organization
+from orgs.selectors import membership_for_user
+from voiceagent.errors import Forbidden
+
+SESSION_ORG_KEY = "dashboard.org_id"
+
+
+def remember_org(request, org: Organization) -> None:
+    """Makes `org` the session's current organization (after sign-up, log-in or a switch)."""
+    request.session[SESSION_ORG_KEY] = str(org.pk)
+
+
+def resolve_membership(request) -> Membership | None:
+    """The current membership: the session's organization if the user still belongs to it, else their oldest."""
+    org_id = request.session.get(SESSION_ORG_KEY)
+    membership = membership_for_user(user=request.user, org_id=org_id) if org_id else None
+    if membership is None:
+        # The session's org is gone or the user was removed from it: fall back rather than lock them out.
+        membership = membership_for_user(user=request.user)
+        if membership is not None:
+            remember_org(request, membership.organization)
+    return membership
+
+
+def error_page(request, status: int, template: str | None = None) -> TemplateResponse:
+    """The dashboard's 403/404 pages. One template per status, so a hidden object and a missing one look alike."""
+    return TemplateResponse(request, template or f"dashboard/errors/{status}.html", status=status)
+
+
+class OrgMixin:
+    """Resolves the signed-in user's current membership and exposes it as `self.org` / `request.org` and
+    `self.membership` / `request.membership`. Anonymous users go to the log-in page.
+
+    `admin_methods` lists the HTTP methods only an org admin may use (empty here; see `AdminRequiredMixin`).
+    A `Forbidden` raised by a service (e.g. `require_admin`) renders the same 403 page, and an `Http404`
+    (e.g. from `get_org_object`) the dashboard's 404 page.
+    """
+
+    admin_methods: tuple[str, ...] = ()
+    org: Organization
+    membership: Membership
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        membership = resolve_membership(request)
+        if membership is None:
+            return error_page(request, 403, "dashboard/errors/no_org.html")
+        self.membership = request.membership = membership
+        self.org = request.org = membership.organization
+        if request.method.upper() in self.admin_methods and not membership.is_admin:
+            return error_page(request, 403)
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        except Http404:
+            return error_page(request, 404)
+        except Forbidden:
+            return error_page(request, 403)
+
+    def get_org_object(self, model_or_queryset, **lookup):
+        """One object of the current org, or 404. Another org's id is indistinguishable from a missing one."""
+        queryset = getattr(model_or_queryset, "objects", model_or_queryset)
+        return get_object_or_404(queryset.for_org(self.org), **lookup)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(org=self.org, membership=self.membership, is_admin=self.membership.is_admin)
+        return context
+
+
+class AdminRequiredMixin(OrgMixin):
+    """Only org admins may use this view: members get the 403 page and nothing happens.
+
+    By default every method is admin-only. A page that members may read but only admins may change
+    sets `admin_methods = ("POST",)`.
+    """
+
+    admin_methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")

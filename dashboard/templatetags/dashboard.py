@@ -1,0 +1,45 @@
+"""Template tags for the dashboard layout: the sidebar navigation and the organization switcher."""
+
+from django import template
+from django.urls import reverse
+
+from orgs.models import Membership
+
+from ..navigation import NAV
+
+register = template.Library()
+
+
+@register.inclusion_tag("dashboard/partials/nav.html", takes_context=True)
+def dashboard_nav(context):
+    request = context["request"]
+    membership = getattr(request, "membership", None)
+    is_admin = bool(membership and membership.is_admin)
+    match = getattr(request, "resolver_match", None)
+    current = match.url_name if match else ""
+    sections = []
+    for section in NAV:
+        items = [
+            {"label": item.label, "url": reverse(item.url_name), "current": current.startswith(item.match)}
+            for item in section.items
+            if is_admin or not item.admin_only
+        ]
+        if items:
+            sections.append({"title": section.title, "items": items})
+    return {"sections": sections}
+
+
+@register.inclusion_tag("dashboard/partials/org_switcher.html", takes_context=True)
+def org_switcher(context):
+    """The current organization's name, and a switcher when the user belongs to more than one."""
+    request = context["request"]
+    membership = getattr(request, "membership", None)
+    others = []
+    if membership is not None:
+        others = list(
+            Membership.objects.filter(user=request.user)
+            .exclude(pk=membership.pk)
+            .select_related("organization")
+            .order_by("organization__name")
+        )
+    return {"membership": membership, "others": others, "csrf_token": context.get("csrf_token")}
