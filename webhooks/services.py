@@ -1,5 +1,220 @@
-"""Writes of the webhooks app. `emit` is re-exported here: `from webhooks.services import emit`."""
+"""Writes of the webhooks app, one transaction each. The API and the dashboard both call these.
 
+`emit` (re-exported from `webhooks.events`) is THE way any code emits an event:
+`from webhooks.services import emit; emit(org=org, type="call.ended", data={...})`.
+"""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from voiceagent.errors import Conflict, ValidationFailed
+
+from . import crypto
 from .events import emit
+from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
+from .ssrf import validate_url
 
-__all__ = ["emit"]
+__all__ = [
+    "emit",
+    "subscription_create",
+    "subscription_update",
+    "subscription_delete",
+    "subscription_rotate_secret",
+    "subscription_set_enabled",
+    "delivery_retry",
+    "deliveries_recover",
+]
+
+MAX_DESCRIPTION = 5000
+MAX_GRACE_SECONDS = 86400
+MAX_RECOVER_DAYS = 30
+SECRET_WARNING = "Store this secret now: it is not displayed again."
+
+
+def _clean_url(url) -> str:
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationFailed(field_errors={"url": ["This field is required."]})
+    problems = validate_url(url.strip())
+    if problems:
+        raise ValidationFailed(field_errors={"url": problems})
+    return url.strip()
+
+
+def _clean_events(events) -> list[str]:
+    if not isinstance(events, list) or not events:
+        raise ValidationFailed(field_errors={"events": ["Choose at least one event type."]})
+    errors = []
+    if len(events) > len(EVENT_TYPES):
+        errors.append(f"Ensure this field has no more than {len(EVENT_TYPES)} elements.")
+    unknown = [e for e in events if e not in EVENT_TYPES]
+    if unknown:
+        errors.append(f"Unknown event type(s): {', '.join(map(str, unknown))}. Allowed: {', '.join(EVENT_TYPES)}.")
+    if len(set(map(str, events))) != len(events):
+        errors.append("Event types must not repeat.")
+    if errors:
+        raise ValidationFailed(field_errors={"events": errors})
+    return list(events)
+
+
+def _clean_description(description) -> str:
+    description = description or ""
+    if len(description) > MAX_DESCRIPTION:
+        raise ValidationFailed(
+            field_errors={"description": [f"Ensure this field has no more than {MAX_DESCRIPTION} characters."]}
+        )
+    return description
+
+
+@transaction.atomic
+def subscription_create(*, org, url: str, events: list[str], description: str = "", enabled: bool = True):
+    """Creates a subscription with a fresh secret. Returns (subscription, plaintext secret): the only time the
+    secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description) on bad input;
+    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf)."""
+    secret = crypto.generate_secret()
+    subscription = Subscription.objects.create(
+        organization=org,
+        url=_clean_url(url),
+        events=_clean_events(events),
+        description=_clean_description(description),
+        enabled=bool(enabled),
+        secret_encrypted=crypto.encrypt(secret),
+        secret_preview=secret[:8],
+    )
+    return subscription, secret
+
+
+@transaction.atomic
+def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
+    """Changes any of url, events, description, enabled (same rules as create). Enabling clears the disabled
+    reason. The caller has already scoped `subscription` to the org."""
+    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    fields = []
+    if "url" in changes:
+        locked.url = _clean_url(changes["url"])
+        fields.append("url")
+    if "events" in changes:
+        locked.events = _clean_events(changes["events"])
+        fields.append("events")
+    if "description" in changes:
+        locked.description = _clean_description(changes["description"])
+        fields.append("description")
+    if "enabled" in changes:
+        _apply_enabled(locked, bool(changes["enabled"]))
+        fields += ["enabled", "disabled_reason", "disabled_at", "failing_since"]
+    if fields:
+        locked.save(update_fields=[*fields, "updated_at"])
+    return locked
+
+
+def _apply_enabled(subscription: Subscription, enabled: bool, reason: str = "") -> None:
+    if enabled and not subscription.enabled:
+        subscription.disabled_reason = ""
+        subscription.disabled_at = None
+        subscription.failing_since = None  # a fresh start: the 5-day clock restarts
+    elif not enabled and subscription.enabled:
+        subscription.disabled_reason = reason or "Disabled by a user."
+        subscription.disabled_at = timezone.now()
+    subscription.enabled = enabled
+
+
+@transaction.atomic
+def subscription_set_enabled(*, subscription: Subscription, enabled: bool, reason: str = "") -> Subscription:
+    """Turns delivery on or off. Disabling records `reason` (default "Disabled by a user."); enabling clears it.
+    Deliveries of a disabled subscription are not sent (recover them after re-enabling)."""
+    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    _apply_enabled(locked, enabled, reason)
+    locked.save(update_fields=["enabled", "disabled_reason", "disabled_at", "failing_since", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def subscription_delete(*, subscription: Subscription) -> None:
+    """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
+    Subscription.objects.filter(pk=subscription.pk).delete()
+
+
+@transaction.atomic
+def subscription_rotate_secret(*, subscription: Subscription, grace_period_seconds: int = 0):
+    """Replaces the secret atomically and returns (subscription, new plaintext secret).
+
+    With grace_period_seconds = 0 the old secret stops signing at once. With N (1..86400) both secrets sign
+    every delivery for N seconds (two signatures in `webhook-signature`), so receivers can switch without loss.
+    """
+    if not isinstance(grace_period_seconds, int) or not 0 <= grace_period_seconds <= MAX_GRACE_SECONDS:
+        raise ValidationFailed(
+            field_errors={"grace_period_seconds": [f"Ensure this value is between 0 and {MAX_GRACE_SECONDS}."]}
+        )
+    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    secret = crypto.generate_secret()
+    if grace_period_seconds:
+        locked.previous_secret_encrypted = locked.secret_encrypted
+        locked.previous_secret_expires_at = timezone.now() + timedelta(seconds=grace_period_seconds)
+    else:
+        locked.previous_secret_encrypted = ""
+        locked.previous_secret_expires_at = None
+    locked.secret_encrypted = crypto.encrypt(secret)
+    locked.secret_preview = secret[:8]
+    locked.save(
+        update_fields=[
+            "secret_encrypted", "secret_preview", "previous_secret_encrypted", "previous_secret_expires_at",
+            "updated_at",
+        ]
+    )
+    return locked, secret
+
+
+def _enqueue_on_commit(ids) -> None:
+    from .dispatch import enqueue
+
+    ids = [str(pk) for pk in ids]
+    if ids:
+        transaction.on_commit(lambda: enqueue(ids))
+
+
+@transaction.atomic
+def delivery_retry(*, delivery: Delivery) -> Delivery:
+    """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
+    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight."""
+    now = timezone.now()
+    updated = Delivery.objects.filter(pk=delivery.pk).exclude(claimed_until__gt=now).update(
+        status=Delivery.Status.PENDING,
+        next_attempt_at=now,
+        next_trigger=DeliveryAttempt.Trigger.MANUAL,
+        enqueued_at=now,
+        succeeded_at=None,
+    )
+    if not updated:
+        raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
+    _enqueue_on_commit([delivery.pk])
+    delivery.refresh_from_db()
+    return delivery
+
+
+@transaction.atomic
+def deliveries_recover(*, subscription: Subscription, since) -> int:
+    """Re-queues every failed delivery of the subscription created at or after `since` (at most 30 days ago),
+    each with a fresh set of attempts. Returns how many were re-queued."""
+    now = timezone.now()
+    if since < now - timedelta(days=MAX_RECOVER_DAYS):
+        raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
+    if since > now:
+        raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
+    ids = list(
+        Delivery.objects.filter(subscription=subscription, status=Delivery.Status.FAILED, created_at__gte=since)
+        .values_list("pk", flat=True)
+    )
+    Delivery.objects.filter(pk__in=ids, status=Delivery.Status.FAILED).update(
+        status=Delivery.Status.PENDING,
+        attempt_count=0,
+        next_attempt_at=now,
+        next_trigger=DeliveryAttempt.Trigger.MANUAL,
+        enqueued_at=now,
+        claimed_until=None,
+        claim_token=None,
+    )
+    _enqueue_on_commit(ids)
+    return len(ids)
+
+

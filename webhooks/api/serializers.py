@@ -1,0 +1,102 @@
+"""Input and output shapes of the webhook subscription API."""
+
+from rest_framework import serializers
+
+from voiceagent.api.serializers import StrictInputSerializer, TimestampField
+from voiceagent.errors import ValidationFailed
+
+from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
+from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS, _clean_events, _clean_url
+
+
+def _field_check(cleaner, field: str, value):
+    """Runs a service's cleaner and turns its ValidationFailed into this field's serializer error."""
+    try:
+        return cleaner(value)
+    except ValidationFailed as exc:
+        raise serializers.ValidationError(exc.details["fieldErrors"][field]) from None
+
+
+class SubscriptionSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.ChoiceField(choices=EVENT_TYPES))
+    enabled = serializers.BooleanField()
+    description = serializers.CharField()
+    secret_preview = serializers.CharField(help_text="The first 8 characters of the signing secret.")
+    created_at = TimestampField()
+    updated_at = TimestampField()
+
+    def to_representation(self, instance: Subscription):
+        data = super().to_representation(instance)
+        data["id"] = str(instance.pk)
+        return data
+
+
+class SubscriptionWithSecretSerializer(serializers.Serializer):
+    """`{data, secret, warning}`: the create and rotate-secret responses, the only ones carrying the secret."""
+
+    data = SubscriptionSerializer()
+    secret = serializers.CharField(help_text="`whsec_` + base64 of 32 bytes. Shown once.")
+    warning = serializers.CharField()
+
+
+class SubscriptionCreateInput(StrictInputSerializer):
+    url = serializers.CharField(
+        trim_whitespace=False, help_text="https:// URL, <= 2048 characters, resolving only to public addresses."
+    )
+    events = serializers.ListField(child=serializers.CharField(), help_text=f"Non-empty subset of {EVENT_TYPES}.")
+    description = serializers.CharField(required=False, allow_blank=True, max_length=MAX_DESCRIPTION)
+    enabled = serializers.BooleanField(required=False, default=True)
+
+    def validate_url(self, value):
+        return _field_check(_clean_url, "url", value)
+
+    def validate_events(self, value):
+        return _field_check(_clean_events, "events", value)
+
+
+class SubscriptionUpdateInput(SubscriptionCreateInput):
+    enabled = serializers.BooleanField(required=False)
+
+
+class RotateSecretInput(StrictInputSerializer):
+    grace_period_seconds = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        max_value=MAX_GRACE_SECONDS,
+        help_text="How long the old secret keeps signing too (0, the default: it stops at once).",
+    )
+
+
+class RecoverInput(StrictInputSerializer):
+    since = serializers.DateTimeField(help_text="Re-queue failed deliveries created since then (<= 30 days ago).")
+
+
+class AttemptSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    at = TimestampField(source="created_at")
+    trigger = serializers.ChoiceField(choices=DeliveryAttempt.Trigger.values)
+    status_code = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.IntegerField()
+    response_body = serializers.CharField(help_text="The first 2 KB of the response body.")
+    error = serializers.CharField()
+
+
+class DeliverySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    event_id = serializers.CharField()
+    event_type = serializers.CharField(source="event.type")
+    status = serializers.ChoiceField(choices=Delivery.Status.values)
+    attempt_count = serializers.IntegerField()
+    next_attempt_at = TimestampField(allow_null=True)
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    created_at = TimestampField()
+    updated_at = TimestampField()
+    attempts = AttemptSerializer(many=True, source="attempts.all")
+
+
+class RecoverResultSerializer(serializers.Serializer):
+    requeued = serializers.IntegerField()

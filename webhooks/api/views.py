@@ -1,0 +1,153 @@
+"""The webhook subscription API: thin views over webhooks.services and webhooks.selectors."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from voiceagent.api.docs import envelope, error_responses, list_envelope
+from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+
+from .. import selectors, services
+from ..models import Subscription
+from .serializers import (
+    DeliverySerializer,
+    RecoverInput,
+    RecoverResultSerializer,
+    RotateSecretInput,
+    SubscriptionCreateInput,
+    SubscriptionSerializer,
+    SubscriptionUpdateInput,
+    SubscriptionWithSecretSerializer,
+)
+
+TAGS = ["Webhook subscriptions"]
+
+
+def _with_secret(subscription, secret, status):
+    return Response(
+        {"data": SubscriptionSerializer(subscription).data, "secret": secret, "warning": services.SECRET_WARNING},
+        status=status,
+    )
+
+
+class SubscriptionBaseView(OrgAPIView):
+    model = Subscription
+
+
+class SubscriptionListView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="List webhook subscriptions",
+        parameters=[ListParams],
+        responses={200: list_envelope(SubscriptionSerializer), **error_responses(400)},
+    )
+    def get(self, request):
+        params = self.validate_query(ListParams)
+        queryset = selectors.subscription_list(org=self.org)
+        rows, has_more, cursor = paginate(queryset, params, scope="webhook-subscriptions")
+        return list_response(SubscriptionSerializer(rows, many=True).data, has_more, cursor)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Create a webhook subscription",
+        description="The response carries the signing secret, once. The URL must be https:// and must not resolve "
+        "to a loopback, private, link-local, multicast, reserved or cloud-metadata address.",
+        request=SubscriptionCreateInput,
+        responses={201: SubscriptionWithSecretSerializer, **error_responses(400, 403)},
+    )
+    def post(self, request):
+        body = self.validate_body(SubscriptionCreateInput)
+        subscription, secret = services.subscription_create(org=self.org, **body)
+        return _with_secret(subscription, secret, 201)
+
+
+class SubscriptionDetailView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS, summary="Get a webhook subscription",
+        responses={200: envelope(SubscriptionSerializer), **error_responses(404)},
+    )
+    def get(self, request, pk):
+        return data_response(SubscriptionSerializer(self.get_object(pk)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Update a webhook subscription",
+        description="Any of url, events, description, enabled. Enabling clears the disabled reason.",
+        request=SubscriptionUpdateInput,
+        responses={200: envelope(SubscriptionSerializer), **error_responses(400, 403, 404)},
+    )
+    def patch(self, request, pk):
+        subscription = self.get_object(pk)
+        body = self.validate_body(SubscriptionUpdateInput, partial=True)
+        subscription = services.subscription_update(subscription=subscription, **body)
+        return data_response(SubscriptionSerializer(subscription).data)
+
+    @extend_schema(
+        tags=TAGS, summary="Delete a webhook subscription", responses={204: None, **error_responses(403, 404)}
+    )
+    def delete(self, request, pk):
+        services.subscription_delete(subscription=self.get_object(pk))
+        return Response(status=204)
+
+
+class RotateSecretView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Rotate the signing secret",
+        description="Replaces the secret atomically. The old one stops signing at once, unless "
+        "`grace_period_seconds` (max 86400) asks that both sign meanwhile.",
+        request=RotateSecretInput,
+        responses={200: SubscriptionWithSecretSerializer, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, pk):
+        subscription = self.get_object(pk)
+        body = self.validate_body(RotateSecretInput)
+        subscription, secret = services.subscription_rotate_secret(subscription=subscription, **body)
+        return _with_secret(subscription, secret, 200)
+
+
+class DeliveryListView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="List a subscription's deliveries with their attempt log",
+        parameters=[ListParams],
+        responses={200: list_envelope(DeliverySerializer), **error_responses(400, 404)},
+    )
+    def get(self, request, pk):
+        subscription = self.get_object(pk)
+        params = self.validate_query(ListParams)
+        rows, has_more, cursor = paginate(
+            selectors.delivery_log(subscription), params, scope=f"webhook-deliveries:{subscription.pk}"
+        )
+        return list_response(DeliverySerializer(rows, many=True).data, has_more, cursor)
+
+
+class DeliveryRetryView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Retry one delivery now",
+        description="Queues one more attempt at once (trigger `manual`). 202 with the delivery.",
+        request=None,
+        responses={202: envelope(DeliverySerializer), **error_responses(403, 404, 409)},
+    )
+    def post(self, request, pk, delivery_id):
+        subscription = self.get_object(pk)
+        delivery = self.get_object(delivery_id, queryset=selectors.delivery_log(subscription))
+        delivery = services.delivery_retry(delivery=delivery)
+        delivery = selectors.delivery_log(subscription).get(pk=delivery.pk)
+        return data_response(DeliverySerializer(delivery).data, status=202)
+
+
+class RecoverView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Re-queue failed deliveries since a time",
+        description="Every failed delivery of this subscription created since `since` (at most 30 days ago) is "
+        "queued again with a fresh set of attempts. 202 with the count.",
+        request=RecoverInput,
+        responses={202: envelope(RecoverResultSerializer), **error_responses(400, 403, 404)},
+    )
+    def post(self, request, pk):
+        subscription = self.get_object(pk)
+        body = self.validate_body(RecoverInput)
+        count = services.deliveries_recover(subscription=subscription, **body)
+        return data_response({"requeued": count}, status=202)

@@ -1,0 +1,36 @@
+"""Delivery tunables, read from settings at use time (tests and the bench override them via the environment)."""
+
+from django.conf import settings
+
+# decisions.md: the Standard Webhooks schedule, the delays after attempts 1..9 (10 attempts in all, ~3.1 days).
+DEFAULT_RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
+
+
+def retry_schedule() -> tuple[float, ...]:
+    return tuple(getattr(settings, "WEBHOOK_RETRY_SCHEDULE", None) or DEFAULT_RETRY_SCHEDULE)
+
+
+def max_attempts() -> int:
+    return len(retry_schedule()) + 1
+
+
+def lease_seconds() -> float:
+    """How long a claim holds. Longer than the 15 s request budget, so a live attempt is never sent twice."""
+    return float(getattr(settings, "WEBHOOK_LEASE_SECONDS", 60))
+
+
+def reenqueue_after_seconds() -> float:
+    """A due delivery enqueued longer ago than this and still unclaimed is presumed lost and re-enqueued."""
+    return float(getattr(settings, "WEBHOOK_REENQUEUE_AFTER_SECONDS", 30))
+
+
+def disable_after_seconds() -> float:
+    return float(getattr(settings, "WEBHOOK_DISABLE_AFTER_SECONDS", 5 * 86400))
+
+
+CONNECT_TIMEOUT = 2.0
+TOTAL_TIMEOUT = 15.0
+RESPONSE_KEEP_BYTES = 2048
+JITTER = 0.10
+RETRY_AFTER_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRY_AFTER = 86400

@@ -1,0 +1,317 @@
+"""Sending deliveries: claim, POST, record, schedule the next try; and the sweep that enqueues what is due.
+
+Exactly-once per attempt: a worker claims a delivery with one conditional UPDATE (due, pending, no live lease)
+that sets a lease and a token. A duplicate task run finds the lease and does nothing. Only the token holder
+records the result. A worker killed mid-send leaves the lease to expire; the sweeper then enqueues the
+delivery again (at least once, never lost). Receivers dedupe on `webhook-id`.
+"""
+
+import email.utils
+import logging
+import random
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+import requests
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from requests_hardened import Config, HTTPSession
+
+from orgs.models import Membership
+
+from . import conf, crypto
+from .models import Delivery, DeliveryAttempt, Subscription
+from .ssrf import PinnedAdapter
+
+logger = logging.getLogger("webhooks")
+USER_AGENT = "VoiceAgent-Webhooks/1.0"
+
+_local = threading.local()
+
+
+def _session() -> HTTPSession:
+    """One pooled session per thread: connections to a receiver are reused across deliveries."""
+    session = getattr(_local, "session", None)
+    if session is None:
+        session = HTTPSession(
+            Config(
+                ip_filter_enable=False,  # our own PinnedAdapter below does the filtering and pinning
+                ip_filter_allow_loopback_ips=False,
+                never_redirect=True,  # a redirect could lead anywhere; it counts as a failure
+                default_timeout=(conf.CONNECT_TIMEOUT, conf.TOTAL_TIMEOUT),
+                user_agent_override=USER_AGENT,
+            )
+        )
+        session.trust_env = False  # no proxies from the environment: we connect to the vetted address only
+        session.mount("http://", PinnedAdapter(is_https_proto=False))
+        session.mount("https://", PinnedAdapter(is_https_proto=True))
+        _local.session = session
+    return session
+
+
+@dataclass
+class Outcome:
+    status_code: int | None
+    body: str
+    error: str
+    duration_ms: int
+    retry_after: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300 and not self.error
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), conf.MAX_RETRY_AFTER)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, when.timestamp() - time.time()), conf.MAX_RETRY_AFTER)
+
+
+def build_headers(*, event_id: str, body: bytes, secrets_: list[str], timestamp: int | None = None) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt (timestamp = now unless given)."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    return {
+        "webhook-id": event_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": crypto.signature_header(secrets_, event_id, timestamp, body),
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+    }
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
+    """One POST: 2 s to connect, 15 s in all, no redirects; keeps the first 2 KB of the reply. Never raises."""
+    started = time.monotonic()
+    deadline = started + conf.TOTAL_TIMEOUT
+    try:
+        with _session().post(url, data=body, headers=headers, stream=True, allow_redirects=False) as response:
+            kept = b""
+            for chunk in response.iter_content(8192):
+                if len(kept) < conf.RESPONSE_KEEP_BYTES:
+                    kept += chunk[: conf.RESPONSE_KEEP_BYTES - len(kept)]
+                if time.monotonic() > deadline:
+                    raise requests.Timeout(f"Response not complete within {conf.TOTAL_TIMEOUT:.0f} s")
+            error = ""
+            if 300 <= response.status_code < 400:
+                error = "Redirect not followed"
+            elif not 200 <= response.status_code < 300:
+                error = f"HTTP {response.status_code}"
+            retry_after = None
+            if response.status_code in conf.RETRY_AFTER_STATUSES:
+                retry_after = _retry_after(response.headers.get("Retry-After"))
+            return Outcome(
+                response.status_code,
+                kept.decode("utf-8", "replace"),
+                error,
+                int((time.monotonic() - started) * 1000),
+                retry_after,
+            )
+    except requests.RequestException as exc:
+        return Outcome(None, "", f"{type(exc).__name__}: {exc}"[:1000], int((time.monotonic() - started) * 1000))
+
+
+def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
+    """Seconds to wait after failed attempt `attempt_number` (1-based): the schedule plus up to 10% jitter,
+    and at least Retry-After when the receiver sent one with 429/502/503/504."""
+    schedule = conf.retry_schedule()
+    base = schedule[min(attempt_number, len(schedule)) - 1]
+    delay = base * (1 + random.uniform(0, conf.JITTER))
+    return max(delay, retry_after or 0)
+
+
+def claim(delivery_id, now=None) -> uuid.UUID | None:
+    """Claims a due, pending, unleased delivery for one attempt; the token, or None when there is nothing to do."""
+    now = now or timezone.now()
+    token = uuid.uuid4()
+    claimed = (
+        Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .update(
+            claimed_until=now + timedelta(seconds=conf.lease_seconds()),
+            claim_token=token,
+            attempt_count=F("attempt_count") + 1,
+        )
+    )
+    return token if claimed else None
+
+
+def attempt_delivery(delivery_id) -> str:
+    """One attempt of a delivery if it is due and unclaimed. Returns what happened (for tests and logs):
+    "skipped", "succeeded", "retry", "failed", "disabled"."""
+    token = claim(delivery_id)
+    if token is None:
+        return "skipped"
+    delivery = Delivery.objects.select_related("event", "subscription").get(pk=delivery_id)
+    subscription = delivery.subscription
+    if not subscription.enabled:
+        Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(
+            status=Delivery.Status.FAILED,
+            attempt_count=F("attempt_count") - 1,
+            last_error="Subscription disabled; not sent",
+            claimed_until=None,
+            claim_token=None,
+            next_attempt_at=None,
+        )
+        return "disabled"
+    event = delivery.event
+    now = timezone.now()
+    headers = build_headers(event_id=event.id, body=event.payload, secrets_=subscription.signing_secrets(now))
+    outcome = post(subscription.url, event.payload, headers)
+    return record(delivery, token, outcome)
+
+
+@transaction.atomic
+def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
+    """Logs the attempt and moves the delivery on. Runs under a row lock; a stale token only logs."""
+    now = timezone.now()
+    locked = Delivery.objects.select_for_update().filter(pk=delivery.pk, claim_token=token).first()
+    number = locked.attempt_count if locked else delivery.attempt_count
+    DeliveryAttempt.objects.create(
+        organization_id=delivery.organization_id,
+        delivery_id=delivery.pk,
+        number=number,
+        trigger=delivery.next_trigger,
+        status_code=outcome.status_code,
+        duration_ms=outcome.duration_ms,
+        response_body=outcome.body,
+        error=outcome.error,
+    )
+    if locked is None:
+        return "stale"
+    locked.last_status_code = outcome.status_code
+    locked.last_error = outcome.error
+    locked.last_attempt_at = now
+    locked.claimed_until = None
+    locked.claim_token = None
+    locked.enqueued_at = None
+    locked.next_trigger = DeliveryAttempt.Trigger.SCHEDULED
+    sub_id = locked.subscription_id
+    if outcome.ok:
+        locked.status = Delivery.Status.SUCCEEDED
+        locked.succeeded_at = now
+        locked.next_attempt_at = None
+        result = "succeeded"
+        # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
+        Subscription.objects.filter(pk=sub_id).filter(
+            Q(failing_since__isnull=False)
+            | Q(last_success_at__isnull=True)
+            | Q(last_success_at__lt=now - timedelta(seconds=1))
+        ).update(last_success_at=now, failing_since=None)
+    else:
+        Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
+        if outcome.status_code == 410:
+            locked.status = Delivery.Status.FAILED
+            locked.next_attempt_at = None
+            result = "failed"
+            _disable(sub_id, "The endpoint answered 410 Gone.", now)
+        elif locked.attempt_count >= conf.max_attempts():
+            locked.status = Delivery.Status.FAILED
+            locked.next_attempt_at = None
+            result = "failed"
+            if delivery.next_trigger == DeliveryAttempt.Trigger.SCHEDULED:
+                _notify_exhausted(locked)
+        else:
+            locked.next_attempt_at = now + timedelta(seconds=next_delay(locked.attempt_count, outcome.retry_after))
+            result = "retry"
+        _disable_if_failing_too_long(sub_id, now)
+    locked.save(
+        update_fields=[
+            "status", "succeeded_at", "next_attempt_at", "last_status_code", "last_error", "last_attempt_at",
+            "claimed_until", "claim_token", "enqueued_at", "next_trigger", "updated_at",
+        ]
+    )
+    return result
+
+
+def _org_admin_emails(org_id) -> list[str]:
+    return sorted(
+        email
+        for email in Membership.objects.filter(organization_id=org_id, role=Membership.Role.ADMIN)
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+
+
+def _mail_admins_on_commit(org_id, subject: str, message: str) -> None:
+    recipients = _org_admin_emails(org_id)
+    if recipients:
+        transaction.on_commit(
+            lambda: send_mail(subject, message, settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=True)
+        )
+
+
+def _disable(subscription_id, reason: str, now) -> bool:
+    """Disables a subscription with a reason and emails its org's admins; False when it was already disabled."""
+    subscription = Subscription.objects.select_for_update().get(pk=subscription_id)
+    if not subscription.enabled:
+        return False
+    subscription.enabled = False
+    subscription.disabled_reason = reason
+    subscription.disabled_at = now
+    subscription.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
+    _mail_admins_on_commit(
+        subscription.organization_id,
+        "Webhook endpoint disabled",
+        f"Webhook deliveries to {subscription.url} were stopped: {reason}\n"
+        f"Fix the endpoint, then enable the subscription again and recover missed deliveries "
+        f"(POST /v1/webhook-subscriptions/{subscription.pk}/recover).\n\n{settings.DASHBOARD_URL}",
+    )
+    logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
+    return True
+
+
+def _disable_if_failing_too_long(subscription_id, now) -> None:
+    cutoff = now - timedelta(seconds=conf.disable_after_seconds())
+    if Subscription.objects.filter(pk=subscription_id, enabled=True, failing_since__lte=cutoff).exists():
+        days = conf.disable_after_seconds() / 86400
+        _disable(subscription_id, f"Every delivery failed for {days:g} days straight.", now)
+
+
+def _notify_exhausted(delivery: Delivery) -> None:
+    subscription = Subscription.objects.only("url", "organization_id").get(pk=delivery.subscription_id)
+    _mail_admins_on_commit(
+        delivery.organization_id,
+        "Webhook event could not be delivered",
+        f"Event {delivery.event_id} could not be delivered to {subscription.url} after "
+        f"{delivery.attempt_count} attempts. Last error: {delivery.last_error or '-'}\n"
+        f"Retry it from the dashboard or with POST /v1/webhook-subscriptions/{subscription.pk}/deliveries/"
+        f"{delivery.pk}/retry.\n\n{settings.DASHBOARD_URL}",
+    )
+
+
+def sweep_due(limit: int = 1000) -> int:
+    """Enqueues due deliveries nobody holds: retries whose time came, enqueues the broker lost, expired leases.
+
+    Rows are taken with SELECT ... FOR UPDATE SKIP LOCKED, so two sweepers never pick the same rows, and marked
+    `enqueued_at` so the next sweep leaves them alone for WEBHOOK_REENQUEUE_AFTER_SECONDS.
+    """
+    from .dispatch import enqueue
+
+    now = timezone.now()
+    stale = now - timedelta(seconds=conf.reenqueue_after_seconds())
+    with transaction.atomic():
+        ids = list(
+            Delivery.objects.select_for_update(skip_locked=True)
+            .filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
+            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=stale))
+            .order_by("next_attempt_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        if ids:
+            Delivery.objects.filter(pk__in=ids).update(enqueued_at=now)
+    return enqueue([str(pk) for pk in ids]) if ids else 0

@@ -1,0 +1,138 @@
+"""SSRF defence: which URLs a subscription may have, and an HTTP adapter that connects only to the vetted address.
+
+The same address rules run at create/update (`validate_url`) and at every delivery (`PinnedAdapter`), on the
+address actually connected to, so a DNS answer that changes between the two is still caught. `resolve_host`
+is the one DNS edge (tests patch it there).
+"""
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from requests_hardened.ip_filter import EXTRA_BLOCKED_NET_RANGES
+from requests_hardened.ip_filter_adapter import IPFilterAdapter
+
+MAX_URL_LENGTH = 2048
+# Cloud metadata endpoints that are not all inside a range blocked anyway (AWS, GCP, Azure, Alibaba, Oracle, AWS v6).
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "192.0.0.192", "fd00:ec2::254")
+)
+# Private ranges WEBHOOK_ALLOW_LOCAL_URLS may open (a developer's LAN); everything else stays blocked.
+LOCAL_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
+)
+
+
+class BlockedAddress(requests.RequestException):
+    """The host resolved to an address webhooks must not reach."""
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to (raises socket.gaierror when it does not resolve). The DNS edge."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(info[4][0] for info in infos))
+
+
+def address_problem(address: str, *, allow_local: bool) -> str | None:
+    """Why `address` may not be reached (a phrase), or None when it may."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return "an IPv4-mapped IPv6 address"
+    if ip in METADATA_ADDRESSES:
+        return "a cloud metadata address"
+    if ip.is_loopback:
+        return None if allow_local else "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_multicast:
+        return "a multicast address"
+    if ip.is_unspecified:
+        return "an unspecified address"
+    if any(ip in net for net in LOCAL_NETWORKS):
+        return None if allow_local else "a private address"
+    if ip.is_private or ip.is_reserved or not ip.is_global or any(ip in net for net in EXTRA_BLOCKED_NET_RANGES):
+        return "a reserved address"
+    return None
+
+
+def _is_local(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    return ip.is_loopback or any(ip in net for net in LOCAL_NETWORKS)
+
+
+def validate_url(url: str) -> list[str]:
+    """Problems with a subscription URL (empty list when acceptable). A name that does not resolve is accepted."""
+    allow_local = settings.WEBHOOK_ALLOW_LOCAL_URLS
+    if len(url) > MAX_URL_LENGTH:
+        return [f"Ensure this field has no more than {MAX_URL_LENGTH} characters."]
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ["Enter a valid URL."]
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return ["Enter a valid https:// URL."]
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        return ["The URL must not contain credentials."]
+    if any(ch.isspace() for ch in url):
+        return ["Enter a valid URL."]
+    port = port or (443 if parts.scheme == "https" else 80)
+    try:
+        addresses = resolve_host(parts.hostname, port)
+    except (socket.gaierror, UnicodeError, OSError):
+        addresses = []
+    if parts.scheme == "http" and not (allow_local and addresses and all(_is_local(a) for a in addresses)):
+        return ["The URL must use https://."]
+    problems = [
+        f"The host resolves to {problem} ({address}), which webhooks may not reach."
+        for address in addresses
+        if (problem := address_problem(address, allow_local=allow_local))
+    ]
+    return problems
+
+
+def pin_address(host: str, port: int, *, scheme: str) -> str:
+    """The vetted address to connect to: every resolved address must pass, then the first is used."""
+    allow_local = settings.WEBHOOK_ALLOW_LOCAL_URLS
+    try:
+        addresses = resolve_host(host, port)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise requests.ConnectionError(f"Could not resolve {host}") from exc
+    if not addresses:
+        raise requests.ConnectionError(f"Could not resolve {host}")
+    for address in addresses:
+        if problem := address_problem(address, allow_local=allow_local):
+            raise BlockedAddress(f"{host} resolves to {problem} ({address}); not connecting")
+    if scheme == "http" and not (allow_local and all(_is_local(a) for a in addresses)):
+        raise BlockedAddress("http:// is allowed only to local receivers with WEBHOOK_ALLOW_LOCAL_URLS")
+    return addresses[0]
+
+
+class PinnedAdapter(IPFilterAdapter):
+    """requests-hardened's IP-pinning adapter with this app's address rules (all answers vetted, not only the first).
+
+    As in the parent: the connection goes to the vetted IP, while the Host header, SNI and certificate check use
+    the original hostname.
+    """
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = HTTPAdapter.build_connection_pool_key_attributes(self, request, verify, cert)
+        request.headers = CaseInsensitiveDict(request.headers or {})
+        hostname = host_params["host"]
+        port = host_params["port"]
+        host_header = f"[{hostname}]" if ":" in hostname else hostname
+        if port is not None:
+            host_header += f":{port}"
+        request.headers["Host"] = host_header
+        if self._is_https_proto:
+            pool_kwargs["assert_hostname"] = hostname
+            pool_kwargs["server_hostname"] = hostname
+        scheme = "https" if self._is_https_proto else "http"
+        address = pin_address(hostname, port or (443 if self._is_https_proto else 80), scheme=scheme)
+        host_params["host"] = f"[{address}]" if ":" in address else address
+        return host_params, pool_kwargs
