@@ -5,9 +5,14 @@ broker, so `cache.clear()` in one worker never touches another's counters or que
 """
 
 import os
+from pathlib import Path
 
 from .settings import *  # noqa: F403
-from .settings import DATABASES, REDIS_URL, VAR_DIR
+from .settings import DATABASES, REDIS_URL
+from .settings import VAR_DIR as _BASE_VAR_DIR
+
+# TEST_VAR_DIR gives one checkout's concurrent test runs separate SQLite files and file-system brokers.
+VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or _BASE_VAR_DIR)
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)

@@ -1,0 +1,136 @@
+"""A real Celery worker subprocess for tests, against the test database and this xdist worker's broker.
+
+Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transaction=True)`):
+
+    from tests.support.celery_worker import celery_worker_factory  # in a conftest.py, to expose the fixture
+
+    @pytest.mark.django_db(transaction=True)
+    def test_something(celery_worker_factory):
+        worker = celery_worker_factory(concurrency=2, beat=True, env={"WEBHOOK_LEASE_SECONDS": "3"})
+        ...                 # enqueue work; the worker runs it
+        worker.kill()       # SIGKILL the whole process group (a crash drill)
+        worker.start()      # and start it again, same options
+
+The subprocess gets DJANGO_SETTINGS_MODULE=voiceagent.test_settings, DATABASE_URL naming the *test* database
+(PostgreSQL or the SQLite test file), and the same PYTEST_XDIST_WORKER, so it uses the same Redis dbs (or the
+same file-system broker folder) as the test process. `beat=True` embeds beat (-B), which runs the project's
+CELERY_BEAT_SCHEDULE. `env` adds or overrides environment variables (e.g. REDIS_URL for a private broker).
+Every worker started is stopped at teardown. Its log is in `worker.log_path`.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL for the database this test process is using right now (the test database)."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(s['NAME']).resolve()}"
+    if connection.vendor == "postgresql":
+        user = s.get("USER") or "postgres"
+        auth = f"{user}:{s['PASSWORD']}" if s.get("PASSWORD") else user
+        return f"postgres://{auth}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+    raise RuntimeError(f"No DATABASE_URL for {connection.vendor}")
+
+
+def ensure_broker_folders() -> None:
+    """The file-system broker (no REDIS_URL) needs its folders before anyone publishes or consumes."""
+    from django.conf import settings
+
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+        for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+            if options.get(key):
+                Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+class CeleryWorker:
+    """One `celery -A voiceagent worker` subprocess (its own process group, so kill() takes the pool too)."""
+
+    def __init__(self, *, concurrency=1, beat=False, env=None, pool="prefork", ready_timeout=60.0):
+        self.concurrency = concurrency
+        self.beat = beat
+        self.pool = pool
+        self.ready_timeout = ready_timeout
+        self.tmp = Path(tempfile.mkdtemp(prefix="celery-worker-"))
+        self.log_path = self.tmp / "worker.log"
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings",
+            "DATABASE_URL": test_database_url(),
+            "PYTEST_XDIST_WORKER": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "CeleryWorker":
+        ensure_broker_folders()
+        name = f"test-{uuid.uuid4().hex[:8]}@%h"
+        cmd = [
+            sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO", "-n", name,
+            "--concurrency", str(self.concurrency), "--pool", self.pool,
+            "--without-heartbeat", "--without-gossip", "--without-mingle",
+        ]
+        if self.beat:
+            cmd += ["-B", "-s", str(self.tmp / "beat-schedule")]
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the subprocess
+        self.process = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        log.close()
+        deadline = time.time() + self.ready_timeout
+        while time.time() < deadline:
+            text = self.log_path.read_bytes()[offset:]
+            if b" ready." in text:
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Celery worker exited early:\n{self.log()}")
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"Celery worker not ready in {self.ready_timeout} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children at once: nothing gets to ack, finish or clean up."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Warm shutdown (SIGTERM), then SIGKILL if it takes longer than `timeout`."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:] if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def celery_worker_factory():
+    """Starts real Celery workers on demand: `celery_worker_factory(concurrency=1, beat=False, env={...})`."""
+    workers: list[CeleryWorker] = []
+
+    def start(**options) -> CeleryWorker:
+        worker = CeleryWorker(**options)
+        workers.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in workers:
+        worker.stop()

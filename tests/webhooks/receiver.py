@@ -1,0 +1,70 @@
+"""A real HTTP receiver on 127.0.0.1 (random port) in a thread, recording every request it gets."""
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Receiver:
+    """`status` (an int, or a callable(request_dict) -> int) decides each answer; `calls` keeps what arrived."""
+
+    def __init__(self, status=200, headers=None, delay=0.0):
+        self.status = status
+        self.reply_headers = headers or {}
+        self.delay = delay
+        self.calls: list[dict] = []
+        self.lock = threading.Lock()
+        self.server = None
+
+    def __enter__(self):
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                call = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
+                        "at": time.time()}
+                with owner.lock:
+                    owner.calls.append(call)
+                if owner.delay:
+                    time.sleep(owner.delay)
+                status = owner.status(call) if callable(owner.status) else owner.status
+                reply = b'{"ok":true}'
+                self.send_response(status)
+                for key, value in owner.reply_headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[dict]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if len(self.calls) >= count:
+                    return list(self.calls)
+            time.sleep(0.05)
+        with self.lock:
+            raise AssertionError(f"expected {count} calls, got {len(self.calls)}")
