@@ -1,7 +1,11 @@
 """Template tags for the dashboard layout: the sidebar navigation and the organization switcher."""
 
+from datetime import timedelta
+
 from django import template
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timesince
 
 from orgs.models import Membership
 
@@ -43,3 +47,13 @@ def org_switcher(context):
             .order_by("organization__name")
         )
     return {"membership": membership, "others": others, "csrf_token": context.get("csrf_token")}
+
+
+@register.filter
+def ago(value):
+    """ "just now" under a minute, else "3 hours ago" (Django's timesince, which says "0 minutes" otherwise)."""
+    if not value:
+        return ""
+    if timezone.now() - value < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(value)} ago"
