@@ -1,1 +1,312 @@
-"""Models of the calls app."""
+"""Calls and what happens on them: orders, recordings, callbacks, messages, escalations and bookings.
+
+Every model is org-owned (`objects.for_org(org)`). Rows that the agent runtime creates carry the runtime's
+own id (`runtime_call_id`, `runtime_event_id`) under a unique constraint, so a retried request can never
+make a second row: the database refuses it, and the service answers with the row that already exists.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+from orgs.tenancy import OrgOwnedModel
+
+
+class Classification(models.TextChoices):
+    REAL_ENGAGEMENT = "real_engagement", "Real engagement"
+    ROBOCALL = "robocall", "Robocall"
+    AUTOMATED_DIALER = "automated_dialer", "Automated dialer"
+    WRONG_NUMBER_HANGUP = "wrong_number_hangup", "Wrong-number hangup"
+
+
+UNSCORABLE_CLASSIFICATIONS = frozenset(
+    {Classification.ROBOCALL, Classification.AUTOMATED_DIALER, Classification.WRONG_NUMBER_HANGUP}
+)
+
+
+class Call(OrgOwnedModel):
+    """One phone call answered by the agent.
+
+    Created by the runtime's call start (status `in_progress`) and filled in by its completion
+    (`completed`). `trail` is derived from the call's tool events (see `ToolEvent`) and stored here so
+    reads cost nothing. `transcript` is `[{speaker, text, offset_seconds}]`; `quality_checks` is
+    `[{name, verdict, evidence[], gap_type, verification}]`.
+    """
+
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "In progress"
+        COMPLETED = "completed", "Completed"
+
+    class Direction(models.TextChoices):
+        INBOUND = "inbound", "Inbound"
+        OUTBOUND = "outbound", "Outbound"
+
+    class Disposition(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        TRANSFERRED = "transferred", "Transferred"
+        ESCALATED = "escalated", "Escalated"
+
+    runtime_call_id = models.CharField(max_length=128)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IN_PROGRESS)
+    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    duration_seconds = models.PositiveIntegerField(null=True, blank=True)
+    direction = models.CharField(max_length=16, choices=Direction.choices, default=Direction.INBOUND)
+    from_number = models.CharField(max_length=32, null=True, blank=True)
+    disposition = models.CharField(max_length=16, choices=Disposition.choices, null=True, blank=True)
+    classification = models.CharField(max_length=32, choices=Classification.choices, null=True, blank=True)
+    scorable = models.BooleanField(default=False)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    summary = models.TextField(null=True, blank=True)
+    outcome = models.CharField(max_length=64, null=True, blank=True)
+    outcome_tags = models.JSONField(default=list, blank=True)
+    trail = models.JSONField(default=list, blank=True)
+    transcript = models.JSONField(default=list, blank=True)
+    quality_checks = models.JSONField(default=list, blank=True)
+    caller_name = models.CharField(max_length=200, null=True, blank=True)
+    caller_email = models.CharField(max_length=254, null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "runtime_call_id"], name="uniq_call_runtime_id"),
+            models.CheckConstraint(condition=Q(score__isnull=True) | Q(score__lte=100), name="call_score_0_100"),
+        ]
+        indexes = [
+            models.Index(fields=["organization", "-started_at", "-id"], name="call_org_started_idx"),
+            models.Index(fields=["organization", "from_number"], name="call_org_from_idx"),
+        ]
+
+    def __str__(self):
+        return f"call {self.pk}"
+
+    @property
+    def is_completed(self) -> bool:
+        return self.status == self.Status.COMPLETED
+
+
+class ToolEvent(OrgOwnedModel):
+    """One mid-call tool event as the runtime reported it; the idempotency key of every mid-call write.
+
+    `(call, runtime_event_id)` is unique: a retried event finds its row and gets the stored `result` back.
+    `label` (caller's perspective, may be empty) feeds the call's trail, in `(offset_seconds, created_at)` order.
+    """
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="tool_events")
+    runtime_event_id = models.CharField(max_length=128)
+    type = models.CharField(max_length=32)
+    label = models.CharField(max_length=200, blank=True, default="")
+    offset_seconds = models.FloatField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["call", "runtime_event_id"], name="uniq_tool_event_runtime_id")]
+
+
+class OrderStatus(models.TextChoices):
+    NEW = "new", "New"
+    IN_PROGRESS = "in_progress", "In progress"
+    FULFILLED = "fulfilled", "Fulfilled"
+    CANCELED = "canceled", "Canceled"
+
+
+class CancelSource(models.TextChoices):
+    TEAM_VIA_DASHBOARD = "team_via_dashboard", "Team via dashboard"
+    TEAM_VIA_API = "team_via_api", "Team via API"
+    CALLER_VIA_PHONE = "caller_via_phone", "Caller via phone"
+
+
+# decisions.md: new -> in_progress | fulfilled | canceled; in_progress -> fulfilled | canceled; the rest final.
+ORDER_TRANSITIONS: dict[str, frozenset[str]] = {
+    OrderStatus.NEW: frozenset({OrderStatus.IN_PROGRESS, OrderStatus.FULFILLED, OrderStatus.CANCELED}),
+    OrderStatus.IN_PROGRESS: frozenset({OrderStatus.FULFILLED, OrderStatus.CANCELED}),
+    OrderStatus.FULFILLED: frozenset(),
+    OrderStatus.CANCELED: frozenset(),
+}
+
+
+class OrderCounter(models.Model):
+    """The last `call_order_number` handed out per organization; incremented under a row lock."""
+
+    organization = models.OneToOneField(
+        "orgs.Organization", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    last_number = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.organization_id}: {self.last_number}"
+
+
+class Order(OrgOwnedModel):
+    """The phone order placed on a call (at most one per call). Fields mirror the spec's `order` table.
+
+    `items` is `[{catalog_item_id, name, quantity, modifiers: [{group_id, group_name, option_name,
+    price_cents}], answers: [{question_id, prompt, answer}], unit_price_cents, line_total_cents}]`.
+    Status changes go through `services.order_set_status`, under `select_for_update`.
+    """
+
+    call = models.OneToOneField(Call, on_delete=models.CASCADE, related_name="order")
+    call_order_number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=OrderStatus.choices, default=OrderStatus.NEW)
+    profile_id = models.UUIDField()
+    profile_name = models.CharField(max_length=200)
+    items = models.JSONField(default=list)
+    order_answers = models.JSONField(default=list)
+    subtotal_cents = models.IntegerField()
+    total_cents = models.IntegerField()
+    fulfillment_estimate_value = models.FloatField()
+    fulfillment_estimate_unit = models.CharField(max_length=16)
+    fulfillment_estimate_label = models.CharField(max_length=200, null=True, blank=True)
+    fulfillment_varies = models.BooleanField(default=False)
+    expected_fulfillment_at = models.DateTimeField()
+    cancellation_allowed = models.BooleanField(default=True)
+    cancellation_window_value = models.FloatField()
+    cancellation_window_unit = models.CharField(max_length=16)
+    cancellation_deadline_at = models.DateTimeField()
+    placed_at = models.DateTimeField()
+    canceled_at = models.DateTimeField(null=True, blank=True)
+    canceled_by = models.CharField(max_length=32, choices=CancelSource.choices, null=True, blank=True)
+    payment_status = models.CharField(max_length=32, null=True, blank=True)
+    external_order_id = models.CharField(max_length=200, null=True, blank=True)
+    payment_collected_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "call_order_number"], name="uniq_order_number_per_org"),
+        ]
+
+
+class Recording(OrgOwnedModel):
+    """A call's audio, stored in the default storage. The row exists only once the upload has finished."""
+
+    call = models.OneToOneField(Call, on_delete=models.CASCADE, related_name="recording")
+    file = models.FileField(upload_to="recordings/%Y/%m/", max_length=300)
+    content_type = models.CharField(max_length=100)
+    size_bytes = models.PositiveIntegerField(default=0)
+    duration_seconds = models.PositiveIntegerField(null=True, blank=True)
+    uploaded_at = models.DateTimeField()
+
+
+class CallbackRequest(OrgOwnedModel):
+    """The caller asked for a human to call back (mid-call; emitted at once, before classification)."""
+
+    class Window(models.TextChoices):
+        ASAP = "asap", "As soon as possible"
+        MORNING = "morning", "Morning"
+        AFTERNOON = "afternoon", "Afternoon"
+        EVENING = "evening", "Evening"
+        CUSTOM = "custom", "Custom"
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="callback_requests")
+    contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    callback_number = models.CharField(max_length=32, null=True, blank=True)
+    requested_window = models.CharField(max_length=16, choices=Window.choices)
+    custom_window = models.CharField(max_length=200, null=True, blank=True)
+    reason = models.TextField()
+    requested_team_member = models.ForeignKey(
+        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    handled_at = models.DateTimeField(null=True, blank=True)
+
+
+class Message(OrgOwnedModel):
+    """A message the caller left for a team member; `message` is the agent's summary, not a verbatim quote."""
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="messages")
+    for_team_member = models.ForeignKey(
+        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    for_team_member_name = models.CharField(max_length=200, null=True, blank=True)
+    message = models.TextField()
+    caller_name = models.CharField(max_length=200, null=True, blank=True)
+    callback_number = models.CharField(max_length=32, null=True, blank=True)
+
+
+class EscalationRule(OrgOwnedModel):
+    """When to hand the caller to a human, and to whom. Served to the runtime with the knowledge."""
+
+    class DestinationType(models.TextChoices):
+        TEAM_MEMBER = "team_member", "Team member"
+        PHONE = "phone", "Phone"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    keywords = models.JSONField(default=list, blank=True)
+    destination_type = models.CharField(max_length=16, choices=DestinationType.choices)
+    destination_team_member = models.ForeignKey(
+        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    destination_phone = models.CharField(max_length=32, null=True, blank=True)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_escalation_rule_name")]
+
+
+class Escalation(OrgOwnedModel):
+    """An escalation rule matched on a call and the caller was routed to a human."""
+
+    class TriggeredBy(models.TextChoices):
+        KEYWORD = "keyword", "Keyword"
+        LLM_CLASSIFICATION = "llm_classification", "LLM classification"
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="escalations")
+    rule = models.ForeignKey(EscalationRule, on_delete=models.PROTECT, related_name="escalations")
+    rule_name = models.CharField(max_length=200)
+    destination_type = models.CharField(max_length=16, choices=EscalationRule.DestinationType.choices)
+    destination_team_member = models.ForeignKey(
+        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    destination_phone = models.CharField(max_length=32, null=True, blank=True)
+    triggered_by = models.CharField(max_length=32, choices=TriggeredBy.choices)
+    context = models.TextField(blank=True, default="")
+
+
+class Calendar(OrgOwnedModel):
+    """A bookable calendar (per location, optionally). Served to the runtime with the knowledge."""
+
+    name = models.CharField(max_length=200)
+    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    timezone = models.CharField(max_length=64, default="UTC")
+    slot_minutes = models.PositiveIntegerField(default=30)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]
+
+
+class Booking(OrgOwnedModel):
+    """An appointment booked and confirmed during a call. Contact fields are best-effort details from the call."""
+
+    class Status(models.TextChoices):
+        CONFIRMED = "confirmed", "Confirmed"
+        CANCELED = "canceled", "Canceled"
+
+    calendar = models.ForeignKey(Calendar, on_delete=models.PROTECT, related_name="bookings")
+    call = models.ForeignKey(Call, on_delete=models.SET_NULL, null=True, blank=True, related_name="bookings")
+    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    start_at = models.DateTimeField()
+    end_at = models.DateTimeField()
+    timezone = models.CharField(max_length=64)
+    contact_name = models.CharField(max_length=200, null=True, blank=True)
+    contact_email = models.CharField(max_length=254, null=True, blank=True)
+    contact_phone = models.CharField(max_length=32, null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CONFIRMED)
+
+
+__all__ = [
+    "Booking",
+    "Calendar",
+    "Call",
+    "CallbackRequest",
+    "CancelSource",
+    "Classification",
+    "Escalation",
+    "EscalationRule",
+    "Message",
+    "Order",
+    "OrderCounter",
+    "OrderStatus",
+    "Recording",
+    "ToolEvent",
+]

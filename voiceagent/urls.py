@@ -14,6 +14,7 @@ v1 = [
 urlpatterns = [
     path("v1/", include((v1, "v1"))),
     path("internal/agent/v1/", include("calls.runtime.urls")),
+    path("recordings/", include("calls.urls")),
     path("api/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),

@@ -1,0 +1,130 @@
+"""Output shapes of /v1/calls (decisions.md: call list item, call detail, recording) and the order-status input."""
+
+from rest_framework import serializers
+
+from calls import events
+from calls.models import Call, OrderStatus
+from calls.selectors import call_order, call_recording
+from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
+
+
+class TranscriptTurnSerializer(serializers.Serializer):
+    speaker = serializers.ChoiceField(choices=["agent", "caller"])
+    text = serializers.CharField()
+    offset_seconds = serializers.FloatField()
+
+
+class QualityCheckSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=["pass", "fail", "not_applicable"])
+    evidence = serializers.ListField(child=serializers.CharField(), help_text="Quoted transcript strings.")
+    gap_type = serializers.CharField(allow_null=True)
+    verification = serializers.ChoiceField(choices=["verified", "unverified"])
+
+
+class ModifierSerializer(serializers.Serializer):
+    group_id = serializers.UUIDField()
+    group_name = serializers.CharField()
+    option_name = serializers.CharField()
+    price_cents = serializers.IntegerField()
+
+
+class AnswerSerializer(serializers.Serializer):
+    question_id = serializers.UUIDField()
+    prompt = serializers.CharField()
+    answer = serializers.CharField()
+
+
+class OrderItemSerializer(serializers.Serializer):
+    catalog_item_id = serializers.UUIDField()
+    name = serializers.CharField()
+    quantity = serializers.IntegerField()
+    modifiers = ModifierSerializer(many=True)
+    answers = AnswerSerializer(many=True)
+    unit_price_cents = serializers.IntegerField()
+    line_total_cents = serializers.IntegerField()
+
+
+class OrderSerializer(serializers.Serializer):
+    """The `call.ended` order object plus `order_status` (and `call_id`, for the order-status response)."""
+
+    call_id = serializers.UUIDField()
+    order_status = serializers.ChoiceField(choices=OrderStatus.values)
+    call_order_number = serializers.IntegerField()
+    profile_id = serializers.UUIDField()
+    profile_name = serializers.CharField()
+    items = OrderItemSerializer(many=True)
+    order_answers = AnswerSerializer(many=True)
+    subtotal_cents = serializers.IntegerField()
+    total_cents = serializers.IntegerField()
+    fulfillment_estimate_value = serializers.FloatField()
+    fulfillment_estimate_unit = serializers.CharField()
+    fulfillment_estimate_label = serializers.CharField(allow_null=True)
+    fulfillment_varies = serializers.BooleanField()
+    expected_fulfillment_at = TimestampField()
+    cancellation_allowed = serializers.BooleanField()
+    cancellation_window_value = serializers.FloatField()
+    cancellation_window_unit = serializers.CharField()
+    cancellation_deadline_at = TimestampField()
+    placed_at = TimestampField()
+    canceled_at = TimestampField(allow_null=True)
+    canceled_by = serializers.CharField(allow_null=True)
+    payment_status = serializers.CharField(allow_null=True)
+    external_order_id = serializers.CharField(allow_null=True)
+    payment_collected_at = TimestampField(allow_null=True)
+
+    def to_representation(self, order):
+        # The same builder as the event, so the API and `call.ended` never disagree on a field.
+        return {"call_id": str(order.call_id), "order_status": order.status, **events.order_data(order)}
+
+
+class CallSerializer(OutputModelSerializer):
+    """A call list item."""
+
+    location_id = serializers.UUIDField(allow_null=True)
+    contact_id = serializers.UUIDField(allow_null=True)
+    outcome_tags = serializers.ListField(child=serializers.CharField())
+    trail = serializers.ListField(child=serializers.CharField())
+    has_recording = serializers.SerializerMethodField()
+    order_status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Call
+        fields = [
+            "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction",
+            "from_number", "disposition", "classification", "scorable", "score", "summary", "outcome",
+            "outcome_tags", "trail", "has_recording", "order_status", "status",
+        ]
+
+    def get_has_recording(self, call) -> bool:
+        return call_recording(call) is not None
+
+    def get_order_status(self, call) -> str | None:
+        order = call_order(call)
+        return order.status if order is not None else None
+
+
+class CallDetailSerializer(CallSerializer):
+    transcript = TranscriptTurnSerializer(many=True)
+    quality_checks = QualityCheckSerializer(many=True)
+    order = serializers.SerializerMethodField()
+
+    class Meta(CallSerializer.Meta):
+        fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order"]
+
+    def get_order(self, call) -> OrderSerializer(allow_null=True):
+        order = call_order(call)
+        if call.outcome != "order" or order is None:
+            return None
+        return OrderSerializer(order).data
+
+
+class RecordingSerializer(serializers.Serializer):
+    url = serializers.URLField(help_text="Minted on this request; valid for one hour. Never carried in an event.")
+    expires_at = TimestampField()
+    content_type = serializers.CharField()
+    duration_seconds = serializers.IntegerField(allow_null=True)
+
+
+class OrderStatusInputSerializer(StrictInputSerializer):
+    status = serializers.ChoiceField(choices=OrderStatus.values)

@@ -1,0 +1,107 @@
+"""/v1/calls: the call history, one call, its recording URL, and the order status. Thin: validate, call, render."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+
+from calls import recordings, selectors, services
+from calls.errors import RecordingNotReady
+from calls.models import CancelSource
+from voiceagent.api.docs import envelope, error_responses, list_envelope
+from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+
+from .serializers import (
+    CallDetailSerializer,
+    CallSerializer,
+    OrderSerializer,
+    OrderStatusInputSerializer,
+    RecordingSerializer,
+)
+
+ID_PARAMETER = OpenApiParameter(
+    "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The call id. Another organization's id is 404."
+)
+
+
+class CallListParams(ListParams):
+    since = serializers.DateTimeField(required=False, help_text="Calls that started at or after this time.")
+    until = serializers.DateTimeField(required=False, help_text="Calls that started before this time.")
+    location_id = serializers.UUIDField(required=False)
+    contact_id = serializers.UUIDField(required=False)
+    outcome = serializers.CharField(required=False, max_length=64, help_text="e.g. `order`, `message`, `booking`.")
+
+
+class CallListView(OrgAPIView):
+    @extend_schema(
+        operation_id="calls_list",
+        summary="List calls",
+        description="The call history, newest first by `started_at`, cursor-paginated: pass `next_cursor` back as "
+        "`cursor` while `has_more` is true. `limit` is 1 to 100 (default 20). Robocalls, automated dialers and "
+        "wrong-number hangups are listed with `scorable: false` and `score: null`. Calls still in progress are "
+        "listed with `status: in_progress` and null end fields.",
+        parameters=[CallListParams],
+        responses={200: list_envelope(CallSerializer), **error_responses(400)},
+        tags=["Calls"],
+    )
+    def get(self, request):
+        params = self.validate_query(CallListParams)
+        filters = {key: params.get(key) for key in ("since", "until", "location_id", "contact_id", "outcome")}
+        calls = selectors.call_list(org=self.org, **filters)
+        rows, has_more, next_cursor = paginate(calls, params, time_field="started_at", scope="calls")
+        return list_response(CallSerializer(rows, many=True).data, has_more, next_cursor)
+
+
+class CallDetailView(OrgAPIView):
+    @extend_schema(
+        operation_id="calls_retrieve",
+        summary="Get a call",
+        description="One call with its full transcript, the quality checks behind its score, its trail and, when "
+        "the outcome is `order`, the order (the `call.ended` order object plus `order_status`).",
+        parameters=[ID_PARAMETER],
+        responses={200: envelope(CallDetailSerializer), **error_responses(404)},
+        tags=["Calls"],
+    )
+    def get(self, request, id):
+        return data_response(CallDetailSerializer(selectors.call_get(org=self.org, call_id=id)).data)
+
+
+class CallRecordingView(OrgAPIView):
+    @extend_schema(
+        operation_id="calls_recording",
+        summary="Get a recording playback URL",
+        description="A URL minted on this request and valid for one hour (`expires_at`). Call this after "
+        "`call.recording_ready`; before the upload has finished the answer is 404 `recording_not_ready`. "
+        "An unknown call is 404 `not_found`.",
+        parameters=[ID_PARAMETER],
+        responses={200: envelope(RecordingSerializer), **error_responses(404)},
+        tags=["Calls"],
+    )
+    def get(self, request, id):
+        call = selectors.call_get(org=self.org, call_id=id)
+        recording = selectors.call_recording(call)
+        if recording is None:
+            raise RecordingNotReady("The recording has not finished uploading.")
+        return data_response(RecordingSerializer(recordings.playback(recording)).data)
+
+
+class OrderStatusView(OrgAPIView):
+    @extend_schema(
+        operation_id="calls_order_status",
+        summary="Change an order's status",
+        description="Body `{\"status\": \"in_progress\"|\"fulfilled\"|\"canceled\"|\"new\"}`. Allowed moves: "
+        "new -> in_progress, fulfilled or canceled; in_progress -> fulfilled or canceled; fulfilled and canceled "
+        "are final. The current status again is 200 with no event; any other move is 409 `invalid_transition`. "
+        "A call without an order is 404. A change emits `call_order.status_changed` with `changed_by` = this "
+        "key's id and, on cancellation, `canceled_by: team_via_api`.",
+        parameters=[ID_PARAMETER],
+        request=OrderStatusInputSerializer,
+        responses={200: envelope(OrderSerializer), **error_responses(400, 403, 404, 409)},
+        tags=["Calls"],
+    )
+    def patch(self, request, id):
+        data = self.validate_body(OrderStatusInputSerializer)
+        call = selectors.call_get(org=self.org, call_id=id)
+        order, _ = services.order_set_status(
+            call=call, status=data["status"], changed_by=str(self.api_key.id), source=CancelSource.TEAM_VIA_API
+        )
+        return data_response(OrderSerializer(order).data)

@@ -1,0 +1,171 @@
+"""The `data` of every calls-side event, built from rows: exactly the spec's fields, null where unknown.
+
+Pure functions (no queries beyond the relations they are handed), so the API can reuse `order_data` for
+the call detail and tests can compare payloads with what the endpoints show.
+"""
+
+from django.conf import settings
+
+from voiceagent.timefmt import iso_ms
+
+from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
+
+# The spec asks for "a constant naming the voice agent" in call.appointment_booked.
+BOOKING_SOURCE = "voice_agent"
+CONTACT_SOURCE = "inbound_call"
+
+
+def _id(value) -> str | None:
+    return str(value) if value is not None else None
+
+
+def call_url(call: Call) -> str:
+    return f"{settings.DASHBOARD_URL}/calls/{call.pk}"
+
+
+def order_data(order: Order) -> dict:
+    """The spec's `order` object (without `order_status`, which sits beside it in `call.ended`)."""
+    return {
+        "call_order_number": order.call_order_number,
+        "profile_id": str(order.profile_id),
+        "profile_name": order.profile_name,
+        "items": order.items,
+        "order_answers": order.order_answers,
+        "subtotal_cents": order.subtotal_cents,
+        "total_cents": order.total_cents,
+        "fulfillment_estimate_value": order.fulfillment_estimate_value,
+        "fulfillment_estimate_unit": order.fulfillment_estimate_unit,
+        "fulfillment_estimate_label": order.fulfillment_estimate_label,
+        "fulfillment_varies": order.fulfillment_varies,
+        "expected_fulfillment_at": iso_ms(order.expected_fulfillment_at),
+        "cancellation_allowed": order.cancellation_allowed,
+        "cancellation_window_value": order.cancellation_window_value,
+        "cancellation_window_unit": order.cancellation_window_unit,
+        "cancellation_deadline_at": iso_ms(order.cancellation_deadline_at),
+        "placed_at": iso_ms(order.placed_at),
+        "canceled_at": iso_ms(order.canceled_at),
+        "canceled_by": order.canceled_by,
+        "payment_status": order.payment_status,
+        "external_order_id": order.external_order_id,
+        "payment_collected_at": iso_ms(order.payment_collected_at),
+    }
+
+
+def call_ended_data(call: Call, order: Order | None) -> dict:
+    data = {
+        "call_id": str(call.pk),
+        "location_id": _id(call.location_id),
+        "started_at": iso_ms(call.started_at),
+        "ended_at": iso_ms(call.ended_at),
+        "duration_seconds": call.duration_seconds,
+        "direction": call.direction,
+        "from_number": call.from_number,
+        "disposition": call.disposition,
+        "summary": call.summary or "",
+        "outcome_tags": list(call.outcome_tags),
+        "contact_id": _id(call.contact_id),
+        "call_url": call_url(call),
+        "trail": list(call.trail),
+        "outcome": call.outcome or "",
+    }
+    if call.outcome == "order" and order is not None:
+        # At call.ended the order is as first placed: status `new` (spec, States and transitions rule 1).
+        data["order_status"] = order.status
+        data["order"] = order_data(order)
+    return data
+
+
+def recording_ready_data(call: Call, duration_seconds: int | None) -> dict:
+    return {
+        "call_id": str(call.pk),
+        "location_id": _id(call.location_id),
+        "duration_seconds": duration_seconds,
+        "recording_available": True,
+    }
+
+
+def order_status_changed_data(
+    *, order: Order, previous_status: str | None, changed_at, changed_by: str | None
+) -> dict:
+    return {
+        "call_id": str(order.call_id),
+        "call_order_number": order.call_order_number,
+        "previous_status": previous_status,
+        "new_status": order.status,
+        "changed_at": iso_ms(changed_at),
+        "changed_by": changed_by,
+        "canceled_by": order.canceled_by if order.status == "canceled" else None,
+    }
+
+
+def callback_requested_data(callback: CallbackRequest, call: Call) -> dict:
+    return {
+        "call_id": str(call.pk),
+        "location_id": _id(call.location_id),
+        "contact_id": _id(callback.contact_id),
+        "callback_number": callback.callback_number,
+        "requested_window": callback.requested_window,
+        "custom_window": callback.custom_window,
+        "reason": callback.reason,
+        "requested_team_member_id": _id(callback.requested_team_member_id),
+    }
+
+
+def message_taken_data(message: Message, call: Call) -> dict:
+    return {
+        "call_id": str(call.pk),
+        "location_id": _id(call.location_id),
+        "contact_id": _id(call.contact_id),
+        "for_team_member_id": _id(message.for_team_member_id),
+        "for_team_member_name": message.for_team_member_name,
+        "message": message.message,
+        "caller_name": message.caller_name,
+        "callback_number": message.callback_number,
+    }
+
+
+def escalation_triggered_data(escalation: Escalation, call: Call) -> dict:
+    return {
+        "call_id": str(call.pk),
+        "location_id": _id(call.location_id),
+        "rule_id": str(escalation.rule_id),
+        "rule_name": escalation.rule_name,
+        "destination_type": escalation.destination_type,
+        "destination_id": _id(escalation.destination_team_member_id),
+        "destination_phone": escalation.destination_phone,
+        "triggered_by": escalation.triggered_by,
+        "context": escalation.context,
+    }
+
+
+def appointment_booked_data(booking: Booking) -> dict:
+    return {
+        "booking_id": str(booking.pk),
+        "call_id": _id(booking.call_id),
+        "calendar_id": str(booking.calendar_id),
+        # Reserved by the spec and always null.
+        "service_id": None,
+        "service_name": None,
+        "team_member_id": None,
+        "location_id": _id(booking.location_id),
+        "start_at": iso_ms(booking.start_at),
+        "end_at": iso_ms(booking.end_at),
+        "timezone": booking.timezone,
+        "contact_id": _id(booking.contact_id),
+        "contact_name": booking.contact_name,
+        "contact_email": booking.contact_email,
+        "contact_phone": booking.contact_phone,
+        "source": BOOKING_SOURCE,
+    }
+
+
+def contact_created_data(contact, call: Call) -> dict:
+    return {
+        "contact_id": str(contact.pk),
+        "phone": contact.phone_number,
+        "name": contact.name,
+        "email": contact.email,
+        "first_call_id": str(call.pk),
+        "first_call_at": iso_ms(call.ended_at),
+        "source": CONTACT_SOURCE,
+    }

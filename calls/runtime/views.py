@@ -1,0 +1,180 @@
+"""The agent runtime's internal API (/internal/agent/v1/orgs/{org_id}/...). Thin: authenticate, validate, call.
+
+The runtime authenticates with the service token (never an org key); the organization comes from the path.
+Every write is idempotent under retries: the runtime's call id and event ids are the keys.
+"""
+
+import uuid
+
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from calls import selectors, services
+from calls.api.serializers import CallDetailSerializer
+from calls.errors import NotFound
+from orgs.models import Organization
+from voiceagent.errors import ValidationFailed
+from voiceagent.timefmt import iso_ms
+
+from .authentication import IsRuntime, RuntimeTokenAuthentication
+from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
+
+
+class RuntimeAPIView(APIView):
+    """Token first (401 `unauthorized`, nothing read or written), then the org from the path (404)."""
+
+    authentication_classes = [RuntimeTokenAuthentication]
+    permission_classes = [IsRuntime]
+    throttle_classes = []
+    parser_classes = [JSONParser]
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        try:
+            org_id = uuid.UUID(str(kwargs.get("org_id")))
+        except ValueError:
+            raise NotFound() from None
+        self.org = Organization.objects.filter(pk=org_id).first()
+        if self.org is None:
+            raise NotFound()
+
+    def validate_body(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+def _call_summary(call) -> dict:
+    return {
+        "id": str(call.pk),
+        "call_id": call.runtime_call_id,
+        "status": call.status,
+        "location_id": str(call.location_id) if call.location_id else None,
+        "contact_id": str(call.contact_id) if call.contact_id else None,
+        "started_at": iso_ms(call.started_at),
+    }
+
+
+class KnowledgeView(RuntimeAPIView):
+    """GET: facts, locations, team members, escalation rules, calendars and org settings, read fresh each time.
+    `If-None-Match` with the current ETag answers 304 without loading the rows."""
+
+    def get(self, request, org_id):
+        etag = selectors.runtime_knowledge_etag(org=self.org)
+        if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+            return Response(status=304, headers={"ETag": etag, "Cache-Control": "no-cache"})
+        etag, data = selectors.runtime_knowledge(org=self.org)
+        return Response({"data": data}, headers={"ETag": etag, "Cache-Control": "no-cache"})
+
+
+class CallStartView(RuntimeAPIView):
+    """POST {call_id, started_at, from_number?, location_id?, direction?}: 201 new, 200 for a retry."""
+
+    def post(self, request, org_id):
+        data = self.validate_body(CallStartSerializer)
+        call, created = services.call_start(
+            org=self.org,
+            runtime_call_id=data["call_id"],
+            started_at=data["started_at"],
+            from_number=data["from_number"],
+            location_id=data["location_id"],
+            direction=data["direction"],
+        )
+        return Response({"data": _call_summary(call)}, status=201 if created else 200)
+
+
+class ToolEventView(RuntimeAPIView):
+    """POST {event_id, type, label?, offset_seconds?, data}: 201 recorded, 200 for a retried event id."""
+
+    def post(self, request, org_id, call_id):
+        data = self.validate_body(ToolEventSerializer)
+        result, recorded = services.tool_event_record(
+            org=self.org,
+            runtime_call_id=call_id,
+            runtime_event_id=data["event_id"],
+            type=data["type"],
+            label=data["label"],
+            offset_seconds=data["offset_seconds"],
+            data=data["data"],
+        )
+        call = selectors.runtime_call(org=self.org, runtime_call_id=call_id)
+        body = {"event_id": data["event_id"], "type": data["type"], "result": result, "trail": call.trail}
+        return Response({"data": body}, status=201 if recorded else 200)
+
+
+class CallCompleteView(RuntimeAPIView):
+    """POST the finished call; 200 with the call as GET /v1/calls/{id} shows it (also for a retry)."""
+
+    def post(self, request, org_id, call_id):
+        data = self.validate_body(CallCompleteSerializer)
+        start = None
+        if "started_at" in data:
+            start = {"started_at": data["started_at"], "from_number": data.get("from_number"),
+                     "location_id": data.get("location_id"), "direction": data.get("direction", "inbound")}
+        order = data["order"]
+        call, _ = services.call_complete(
+            org=self.org,
+            runtime_call_id=call_id,
+            start=start,
+            ended_at=data["ended_at"],
+            duration_seconds=data["duration_seconds"],
+            classification=data["classification"],
+            disposition=data["disposition"],
+            summary=data["summary"],
+            outcome=data["outcome"],
+            outcome_tags=data["outcome_tags"],
+            transcript=[dict(turn) for turn in data["transcript"]],
+            quality_checks=[dict(check) for check in data["quality_checks"]],
+            score=data["score"],
+            caller_name=data["caller"].get("name"),
+            caller_email=data["caller"].get("email"),
+            order=services.OrderInput(**order) if order is not None else None,
+            messages=[dict(message) for message in data["messages"]],
+        )
+        call = selectors.call_get(org=self.org, call_id=call.pk)
+        return Response({"data": CallDetailSerializer(call).data})
+
+
+class RecordingUploadView(RuntimeAPIView):
+    """PUT or POST the audio: multipart (`file`, optional `duration_seconds`) or a raw audio body
+    (`Content-Type: audio/...`, `?duration_seconds=`). 201 stored, 200 when the call already has one."""
+
+    parser_classes = [MultiPartParser]
+
+    def post(self, request, org_id, call_id):
+        if request.content_type.startswith("multipart/form-data"):
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise ValidationFailed(field_errors={"file": ["No file was submitted."]})
+            content, content_type = upload.read(), upload.content_type or ""
+            raw_duration = request.data.get("duration_seconds") or request.query_params.get("duration_seconds")
+        else:
+            content, content_type = request._request.body, request.content_type or ""
+            raw_duration = request.query_params.get("duration_seconds")
+        content_type = content_type.split(";")[0].strip().lower()
+        if not content_type.startswith("audio/"):
+            raise ValidationFailed(field_errors={"content_type": ["The recording must be audio/*."]})
+        if not content:
+            raise ValidationFailed(field_errors={"file": ["The recording is empty."]})
+        try:
+            duration = int(raw_duration) if raw_duration not in (None, "") else None
+            if duration is not None and duration < 0:
+                raise ValueError
+        except ValueError:
+            raise ValidationFailed(field_errors={"duration_seconds": ["A whole number of seconds."]}) from None
+        recording, created = services.recording_store(
+            org=self.org, runtime_call_id=call_id, content=content, content_type=content_type,
+            duration_seconds=duration,
+        )
+        body = {
+            "id": str(recording.pk),
+            "call_id": str(recording.call_id),
+            "content_type": recording.content_type,
+            "size_bytes": recording.size_bytes,
+            "duration_seconds": recording.duration_seconds,
+            "uploaded_at": iso_ms(recording.uploaded_at),
+        }
+        return Response({"data": body}, status=201 if created else 200)
+
+    put = post

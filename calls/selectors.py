@@ -1,0 +1,94 @@
+"""Org-scoped reads of calls, and what the agent runtime reads (its knowledge)."""
+
+import uuid
+
+from orgs.models import Organization
+from orgs.selectors import knowledge_for_org
+
+from .errors import CallNotFound
+from .models import Calendar, Call, EscalationRule
+
+
+def call_list(*, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None):
+    """The org's calls with their order and recording joined (one query per page, whatever its size)."""
+    calls = Call.objects.for_org(org).select_related("order", "recording")
+    if since is not None:
+        calls = calls.filter(started_at__gte=since)
+    if until is not None:
+        calls = calls.filter(started_at__lt=until)
+    if location_id is not None:
+        calls = calls.filter(location_id=location_id)
+    if contact_id is not None:
+        calls = calls.filter(contact_id=contact_id)
+    if outcome is not None:
+        calls = calls.filter(outcome=outcome)
+    return calls
+
+
+def call_get(*, org: Organization, call_id) -> Call:
+    """One call of the org, or CallNotFound (also for an id that is not a UUID or is another org's)."""
+    try:
+        call_id = uuid.UUID(str(call_id))
+    except ValueError:
+        raise CallNotFound() from None
+    call = Call.objects.for_org(org).select_related("order", "recording").filter(pk=call_id).first()
+    if call is None:
+        raise CallNotFound()
+    return call
+
+
+def call_order(call: Call):
+    """The call's order or None, from the joined row (no query when `select_related("order")` was used)."""
+    try:
+        return call.order
+    except Call.order.RelatedObjectDoesNotExist:
+        return None
+
+
+def call_recording(call: Call):
+    try:
+        return call.recording
+    except Call.recording.RelatedObjectDoesNotExist:
+        return None
+
+
+def _knowledge_etag(org: Organization, version: int) -> str:
+    return f'"knowledge-{version}.{int(org.updated_at.timestamp() * 1000)}"'
+
+
+def runtime_knowledge_etag(*, org: Organization) -> str:
+    """The current ETag alone (one small query), so an unchanged knowledge base answers 304 without loading it."""
+    version = Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
+    return _knowledge_etag(org, version)
+
+
+def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
+    """What the runtime answers from: orgs' knowledge (facts, locations, team members) plus escalation rules,
+    calendars and the org settings that steer a call. Read fresh on every request; the ETag is the org's
+    knowledge version (bumped by every write to any of these) and the org's own `updated_at` (its settings)."""
+    _, data = knowledge_for_org(org)
+    rules = [
+        {"id": str(r.id), "name": r.name, "description": r.description, "keywords": r.keywords,
+         "destination_type": r.destination_type,
+         "destination_team_member_id": str(r.destination_team_member_id) if r.destination_team_member_id else None,
+         "destination_phone": r.destination_phone}
+        for r in EscalationRule.objects.for_org(org).filter(enabled=True).order_by("name", "id")
+    ]
+    calendars = [
+        {"id": str(c.id), "name": c.name, "timezone": c.timezone, "slot_minutes": c.slot_minutes,
+         "location_id": str(c.location_id) if c.location_id else None}
+        for c in Calendar.objects.for_org(org).order_by("name", "id")
+    ]
+    etag = _knowledge_etag(org, data["version"])
+    organization = {
+        "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,
+        "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,
+    }
+    return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars}
+
+
+def runtime_call(*, org: Organization, runtime_call_id: str) -> Call:
+    call = Call.objects.for_org(org).filter(runtime_call_id=runtime_call_id).first()
+    if call is None:
+        raise CallNotFound()
+    return call
