@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "contacts",
     "calls",
     "webhooks",
+    "meetings",
     "dashboard",
 ]
 

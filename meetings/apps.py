@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MeetingsConfig(AppConfig):
+    name = "meetings"
+    verbose_name = "Meetings"

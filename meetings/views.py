@@ -1,0 +1,146 @@
+"""Dashboard pages of the meetings product: the list, a meeting's outcome (admins edit, approve, dispatch;
+members read), and each dispatch's progress (polled in place with htmx while a dispatch is still open).
+
+Built on the dashboard's `OrgMixin` (the org comes from the session membership). `MeetingsAccessMixin` adds the
+product rule, then the admin rule: an org without the meetings product gets the 404 page for every URL here,
+whoever asks; a member posting gets the 403 page and nothing changes (the services check again).
+"""
+
+import json
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.views.generic import FormView, TemplateView, View
+
+from dashboard.mixins import OrgMixin, error_page
+from voiceagent.errors import InvalidTransition, ValidationFailed
+
+from . import selectors, services
+from .forms import OutcomeForm
+from .models import Dispatch
+
+OPEN_STATES = (Dispatch.State.SENT, Dispatch.State.ACKED)
+
+
+class MeetingsAccessMixin:
+    """Runs inside OrgMixin.dispatch (list it after OrgMixin): 404 without the product, then 403 for a member
+    using one of `meetings_admin_methods`."""
+
+    meetings_admin_methods: tuple[str, ...] = ("POST", "PUT", "PATCH", "DELETE")
+
+    def dispatch(self, request, *args, **kwargs):
+        if not self.org.meetings_enabled:
+            raise Http404
+        if request.method.upper() in self.meetings_admin_methods and not self.membership.is_admin:
+            return error_page(request, 403)
+        return super().dispatch(request, *args, **kwargs)
+
+
+class MeetingMixin(MeetingsAccessMixin):
+    """The meeting of the URL, through the org's own rows (another org's id: the same 404 as a missing one)."""
+
+    def get_meeting(self):
+        if not hasattr(self, "_meeting"):
+            self._meeting = selectors.meeting_get(org=self.org, meeting_id=self.kwargs["meeting_id"])
+            if self._meeting is None or not hasattr(self._meeting, "outcome"):
+                raise Http404
+        return self._meeting
+
+    def get_context_data(self, **kwargs):
+        meeting = self.get_meeting()
+        outcome = meeting.outcome
+        dispatches = list(selectors.dispatch_list(outcome=outcome))
+        is_admin = self.membership.is_admin
+        context = super().get_context_data(**kwargs)
+        context.update(
+            meeting=meeting,
+            outcome=outcome,
+            dispatches=dispatches,
+            polling=any(d.state in OPEN_STATES for d in dispatches),
+            can_edit=is_admin and not dispatches,
+            can_approve=is_admin and not outcome.is_approved,
+            can_dispatch=is_admin and outcome.is_approved,
+        )
+        return context
+
+
+class MeetingListView(OrgMixin, MeetingsAccessMixin, TemplateView):
+    template_name = "meetings/list.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(meetings=selectors.meeting_list(org=self.org), **kwargs)
+
+
+class MeetingDetailView(OrgMixin, MeetingMixin, TemplateView):
+    """The outcome as drafted or edited, its approval, the actions an admin may take, and the dispatches."""
+
+    template_name = "meetings/detail.html"
+
+
+class DispatchProgressView(OrgMixin, MeetingMixin, TemplateView):
+    """The dispatches fragment alone, for htmx to poll while a dispatch is still `sent` or `acked`."""
+
+    template_name = "meetings/_dispatches.html"
+
+
+class OutcomeEditView(OrgMixin, MeetingMixin, FormView):
+    """Admins only (members get 403 even for the form). Refused after the first dispatch."""
+
+    template_name = "meetings/edit.html"
+    form_class = OutcomeForm
+    meetings_admin_methods = ("GET", "HEAD", "POST")
+
+    def get_initial(self):
+        meeting = self.get_meeting()
+        outcome = meeting.outcome
+        initial = {"title": meeting.title or "", "summary": outcome.summary}
+        for field in OutcomeForm.JSON_FIELDS:
+            initial[field] = json.dumps(getattr(outcome, field), indent=2, ensure_ascii=False)
+        return initial
+
+    def form_valid(self, form):
+        meeting = self.get_meeting()
+        data = form.cleaned_data
+        try:
+            services.outcome_update(
+                outcome=meeting.outcome,
+                by=self.request.user,
+                title=data["title"],
+                summary=data["summary"],
+                **{field: data[field] for field in OutcomeForm.JSON_FIELDS},
+            )
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        except InvalidTransition as exc:
+            messages.error(self.request, exc.message)
+            return redirect("meetings:detail", meeting_id=meeting.pk)
+        messages.success(self.request, "Outcome saved. Approve it again before dispatching.")
+        return redirect("meetings:detail", meeting_id=meeting.pk)
+
+
+class OutcomeApproveView(OrgMixin, MeetingMixin, View):
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        meeting = self.get_meeting()
+        services.outcome_approve(outcome=meeting.outcome, by=request.user)
+        messages.success(request, "Outcome approved. Dispatch it to send it to your webhook subscribers.")
+        return redirect("meetings:detail", meeting_id=meeting.pk)
+
+
+class OutcomeDispatchView(OrgMixin, MeetingMixin, View):
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        meeting = self.get_meeting()
+        try:
+            services.outcome_dispatch(outcome=meeting.outcome, by=request.user)
+        except InvalidTransition as exc:
+            messages.error(request, exc.message)
+        except services.MeetingsProductOff:
+            raise Http404 from None
+        else:
+            messages.success(request, "Dispatched: subscribers of meeting.outcome_approved will receive it.")
+        return redirect("meetings:detail", meeting_id=meeting.pk)
