@@ -20,11 +20,13 @@ Every worker started is stopped at teardown. Its log is in `worker.log_path`.
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,58 @@ def celery_worker_factory():
     yield start
     for worker in workers:
         worker.stop()
+
+
+@contextmanager
+def use_broker(url: str):
+    """Points this (test) process's Celery publisher at another broker URL for the block, then back."""
+    from voiceagent.celery import app
+
+    def reset():
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    old = app.conf.broker_url
+    app.conf.broker_url = url
+    reset()
+    try:
+        yield
+    finally:
+        app.conf.broker_url = old
+        reset()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A private, throw-away redis-server on a free loopback port, which a drill can stop and start again."""
+
+    def __init__(self, port: int | None = None):
+        self.port = port or free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)

@@ -8,11 +8,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Receiver:
     """`status` (an int, or a callable(request_dict) -> int) decides each answer; `calls` keeps what arrived."""
 
-    def __init__(self, status=200, headers=None, delay=0.0):
+    def __init__(self, status=200, headers=None, delay=0.0, port=0):
+        self.requested_port = port
         self.status = status
         self.reply_headers = headers or {}
         self.delay = delay
         self.calls: list[dict] = []
+        self.answered: list[tuple[str, int]] = []  # (webhook-id, status) of every reply fully written
         self.lock = threading.Lock()
         self.server = None
 
@@ -28,8 +30,9 @@ class Receiver:
                         "at": time.time()}
                 with owner.lock:
                     owner.calls.append(call)
-                if owner.delay:
-                    time.sleep(owner.delay)
+                delay = owner.delay(call) if callable(owner.delay) else owner.delay
+                if delay:
+                    time.sleep(delay)
                 status = owner.status(call) if callable(owner.status) else owner.status
                 reply = b'{"ok":true}'
                 self.send_response(status)
@@ -38,11 +41,13 @@ class Receiver:
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
                 self.wfile.write(reply)
+                with owner.lock:
+                    owner.answered.append((call["headers"].get("webhook-id"), status))
 
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.requested_port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
@@ -58,6 +63,10 @@ class Receiver:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/hook"
+
+    def ids_answered_ok(self) -> set[str]:
+        with self.lock:
+            return {wid for wid, status in self.answered if 200 <= status < 300}
 
     def wait_for(self, count: int, timeout: float = 20.0) -> list[dict]:
         deadline = time.time() + timeout

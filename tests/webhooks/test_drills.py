@@ -1,0 +1,112 @@
+"""Failure drills: broker outage, a worker killed mid-delivery, a receiver down for several retry rounds.
+
+Each drill counts the events emitted against the distinct events the receiver acknowledged: none may be lost.
+Run them with `pytest -m drill`; they are part of the normal suite too (bounded, ~10-40 s each).
+"""
+
+import os
+import time
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+
+from tests.support.celery_worker import RedisServer, use_broker
+from tests.webhooks.helpers import make_subscription
+from tests.webhooks.receiver import Receiver
+from webhooks.models import Delivery
+from webhooks.services import emit
+
+pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("allow_local")]
+
+FAST = {
+    "WEBHOOK_ALLOW_LOCAL_URLS": "1",
+    "WEBHOOK_RETRY_SCHEDULE": "0.5,0.5,1,1,2,2,4,4,8",
+    "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
+    "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
+    "WEBHOOK_LEASE_SECONDS": "4",
+}
+
+
+def emit_many(org, count):
+    ids = []
+    for n in range(count):
+        with transaction.atomic():
+            ids.append(emit(org=org, type="call.ended", data={"call_id": f"c-{n}"}).id)
+    return ids
+
+
+def wait_until(predicate, timeout, message):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(message())
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL) and redis-server to stop a broker")
+def test_events_emitted_while_the_broker_is_down_are_delivered_once_it_is_back(org, celery_worker_factory):
+    redis = RedisServer().start()
+    try:
+        worker_number = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+        broker = f"redis://127.0.0.1:{redis.port}/{2 + worker_number * 2}"  # what test_settings derives from REDIS_URL
+        with Receiver() as receiver, use_broker(broker):
+            make_subscription(org, url=receiver.url)
+            celery_worker_factory(concurrency=2, beat=True, env={**FAST, "REDIS_URL": redis.url})
+            before = emit_many(org, 5)
+            receiver.wait_for(5)
+            redis.stop()
+            started = time.time()
+            during = emit_many(org, 20)  # the broker is unreachable: commits succeed, enqueues fail quietly
+            assert time.time() - started < 15, "emitting must not hang on a dead broker"
+            time.sleep(1)
+            redis.start()
+            emitted = set(before + during)
+            wait_until(lambda: receiver.ids_answered_ok() >= emitted, 60,
+                       lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}")
+            assert receiver.ids_answered_ok() == emitted
+    finally:
+        redis.stop()
+
+
+def test_a_worker_killed_mid_delivery_loses_nothing(org, celery_worker_factory):
+    first_seen = set()
+
+    def slow_first_time(call):
+        wid = call["headers"]["webhook-id"]
+        if wid in first_seen:
+            return 0
+        first_seen.add(wid)
+        return 3.0  # the worker is inside the HTTP call when it is killed
+
+    with Receiver(delay=slow_first_time) as receiver:
+        make_subscription(org, url=receiver.url)
+        worker = celery_worker_factory(concurrency=2, beat=True, env=FAST)
+        emitted = set(emit_many(org, 6))
+        receiver.wait_for(2)  # two deliveries in flight, one per pool process
+        worker.kill()
+        assert receiver.ids_answered_ok() == set()
+        worker.start()
+        wait_until(lambda: receiver.ids_answered_ok() >= emitted, 60,
+                   lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}\n{worker.log()}")
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+def test_a_receiver_down_for_several_retry_rounds_gets_everything_when_back(org, celery_worker_factory):
+    with Receiver() as probe:
+        port = probe.port
+    url = f"http://127.0.0.1:{port}/hook"  # nothing listens there now: connection refused
+    make_subscription(org, url=url)
+    celery_worker_factory(concurrency=2, beat=True, env=FAST)
+    emitted = set(emit_many(org, 8))
+    wait_until(
+        lambda: Delivery.objects.filter(attempt_count__gte=3).count() == len(emitted), 40,
+        lambda: f"attempts: {list(Delivery.objects.values_list('attempt_count', flat=True))}",
+    )
+    assert not Delivery.objects.exclude(status="pending").exists()
+    with Receiver(port=port) as receiver:
+        wait_until(lambda: receiver.ids_answered_ok() >= emitted, 40,
+                   lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}")
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+    assert settings.WEBHOOK_ALLOW_LOCAL_URLS
