@@ -15,6 +15,8 @@ from orgs.models import Membership, Organization
 from orgs.selectors import membership_for_user
 from voiceagent.errors import Forbidden
 
+from . import once
+
 SESSION_ORG_KEY = "dashboard.org_id"
 
 
@@ -50,6 +52,8 @@ class OrgMixin:
     """
 
     admin_methods: tuple[str, ...] = ()
+    # The page that shows a secret once (see once.py) sets this; every other page drops a pending secret.
+    shows_secret_once = False
     org: Organization
     membership: Membership
 
@@ -59,6 +63,8 @@ class OrgMixin:
         membership = resolve_membership(request)
         if membership is None:
             return error_page(request, 403, "dashboard/errors/no_org.html")
+        if not self.shows_secret_once:
+            once.discard(request)
         self.membership = request.membership = membership
         self.org = request.org = membership.organization
         if request.method.upper() in self.admin_methods and not membership.is_admin:

@@ -19,12 +19,11 @@ from orgs import selectors, services
 from orgs.models import Membership
 from voiceagent.errors import Conflict, ValidationFailed
 
+from . import once
 from .forms import ApiKeyCreateForm, LoginForm, MemberAddForm, MemberRoleForm, OrganizationForm, SignupForm
 from .mixins import AdminRequiredMixin, OrgMixin, remember_org, resolve_membership
 
-# The new key's plaintext waits here between the create POST and the page that shows it, then is popped:
-# never in a URL (logs, history, Referer), never in a message cookie, never shown twice.
-NEW_KEY_SESSION_KEY = "dashboard.new_api_key"
+NEW_API_KEY = "api_key"  # the kind of secret stashed in once.py
 
 
 # --- Accounts ---------------------------------------------------------------------------------------------
@@ -163,13 +162,15 @@ class ApiKeyCreateView(AdminRequiredMixin, FormView):
     def form_valid(self, form):
         try:
             key, plaintext = services.api_key_create(
-                org=self.org, created_by=self.request.user, name=form.cleaned_data["name"],
+                org=self.org,
+                created_by=self.request.user,
+                name=form.cleaned_data["name"],
                 scope=form.cleaned_data["scope"],
             )
         except (ValidationFailed, Conflict) as exc:
             form.apply_domain_error(exc)
             return self.form_invalid(form)
-        self.request.session[NEW_KEY_SESSION_KEY] = {"key_id": str(key.pk), "plaintext": plaintext}
+        once.stash(self.request, NEW_API_KEY, key_id=str(key.pk), plaintext=plaintext)
         return redirect("dashboard:api-key-created")
 
 
@@ -178,9 +179,10 @@ class ApiKeyCreatedView(AdminRequiredMixin, TemplateView):
 
     template_name = "dashboard/settings/api_key_created.html"
     http_method_names = ["get"]
+    shows_secret_once = True
 
     def get(self, request, *args, **kwargs):
-        pending = request.session.pop(NEW_KEY_SESSION_KEY, None)
+        pending = once.pop(request, NEW_API_KEY)
         key = None
         if pending:
             key = selectors.api_key_list(org=self.org).filter(pk=pending["key_id"]).first()

@@ -89,7 +89,16 @@ def test_create_rejects_bad_input_inline_and_writes_nothing(admin_client, data, 
     assert f'data-testid="error-{field}"' in page and message in page
     assert 'aria-invalid="true"' in page
     assert ApiKey.objects.count() == 0
-    assert "dashboard.new_api_key" not in admin_client.session
+    assert "dashboard.once" not in admin_client.session
+
+
+def test_a_plaintext_not_viewed_at_once_is_dropped_by_the_next_page(admin_client):
+    create(admin_client)
+    assert "dashboard.once" in admin_client.session
+    admin_client.get("/settings/api-keys/")
+    assert "dashboard.once" not in admin_client.session
+    assert plaintext_on(admin_client.get(CREATED_URL, follow=True).content.decode()) is None
+    assert ApiKey.objects.count() == 1
 
 
 def test_a_member_posting_create_gets_403_and_no_key(member_client):
