@@ -145,7 +145,8 @@ def events(org, type=None) -> list[Event]:
 
 
 def event_types(org) -> list[str]:
-    return [e.type for e in events(org)]
+    """The org's event types, sorted: events of one transaction may share a timestamp, so no order is implied."""
+    return sorted(e.type for e in events(org))
 
 
 def assert_valid_event(event: Event) -> None:

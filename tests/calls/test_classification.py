@@ -17,7 +17,7 @@ def test_real_engagement_is_scored_and_emits_contact_ended_and_message(runtime, 
     assert response.status_code == 200
     call = runtime.call(call_id)
     assert call.scorable is True and call.score == 88 and call.classification == "real_engagement"
-    assert event_types(org) == ["contact.created", "call.ended", "call.message_taken"]
+    assert event_types(org) == ["call.ended", "call.message_taken", "contact.created"]
     for event in events(org):
         assert_valid_event(event)
     contact = Contact.objects.get()
