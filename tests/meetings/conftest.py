@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from meetings.services import meeting_ingest, outcome_approve, outcome_dispatch
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Event
 
@@ -63,7 +64,7 @@ def runtime_client(token: str | None = None) -> APIClient:
     return client
 
 
-def post_meeting(client, org, body) :
+def post_meeting(client, org, body):
     return client.post(f"/internal/agent/v1/orgs/{org.pk}/meetings", data=json.dumps(body),
                        content_type="application/json")
 
@@ -79,6 +80,14 @@ def status_path(status_url: str) -> str:
 
 def events(org, type_="meeting.outcome_approved"):
     return list(Event.objects.for_org(org).filter(type=type_))
+
+
+@pytest.fixture(autouse=True)
+def _broker_folders():
+    """Dispatch enqueues deliveries on commit; the file-system broker (no REDIS_URL) needs its folders."""
+    from tests.support.celery_worker import ensure_broker_folders
+
+    ensure_broker_folders()
 
 
 @pytest.fixture

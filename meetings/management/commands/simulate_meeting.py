@@ -121,6 +121,7 @@ class Command(BaseCommand):
         if not settings.AGENT_RUNTIME_TOKEN:
             raise CommandError("AGENT_RUNTIME_TOKEN is not set; the internal API refuses every request without it.")
 
+        admin = self._first_admin(organization) if dispatch else None  # checked before anything is written
         response = self._post_meeting(organization)
         if response.status_code not in (200, 201):
             raise CommandError(f"The internal API refused the meeting ({response.status_code}): {response.content!r}")
@@ -128,7 +129,7 @@ class Command(BaseCommand):
         result = {"meeting_id": data["meeting_id"], "outcome_id": data["outcome_id"], "dispatch_id": None}
 
         if dispatch:
-            result["dispatch_id"] = str(self._approve_and_dispatch(organization, data["outcome_id"]).pk)
+            result["dispatch_id"] = str(self._approve_and_dispatch(organization, admin, data["outcome_id"]).pk)
         self.stdout.write(json.dumps(result))
 
     def _post_meeting(self, org: Organization):
@@ -160,13 +161,16 @@ class Command(BaseCommand):
             HTTP_AUTHORIZATION=f"Bearer {settings.AGENT_RUNTIME_TOKEN}",
         )
 
-    def _approve_and_dispatch(self, org: Organization, outcome_id):
+    def _first_admin(self, org: Organization) -> Membership:
         admin = (
             Membership.objects.for_org(org).filter(role=Membership.Role.ADMIN)
             .select_related("user").order_by("created_at", "id").first()
         )
         if admin is None:
             raise CommandError(f"Organization {org.pk} has no admin to approve and dispatch as.")
+        return admin
+
+    def _approve_and_dispatch(self, org: Organization, admin: Membership, outcome_id):
         try:
             if not org.meetings_enabled:
                 org = organization_update(org=org, by=admin.user, meetings_enabled=True)
