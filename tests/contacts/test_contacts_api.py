@@ -147,6 +147,8 @@ def people(org, contact):
                                        email="bob@stone.io", source="api"),
         "nameless": services.contact_create(org=org, phone_number="+13105550199", email="ceo@MARIAN.dev",
                                             source="inbound_call"),
+        "digits": services.contact_create(org=org, phone_number="+16175550000", name="Jo 1985", email="jo1985@x.io",
+                                          source="api"),
     }
 
 
@@ -160,9 +162,11 @@ def people(org, contact):
         ("(415) 555-01", ["maria"]),
         ("+1 212", ["bob"]),
         ("5550199", ["nameless"]),
-        ("555", ["nameless", "bob", "maria"]),
+        ("555", ["digits", "nameless", "bob", "maria"]),
+        ("1985", ["digits"]),  # a phone-like search also matches emails (jo1985@), never names
+        ("Jo 1985", ["digits"]),
         ("nobody", []),
-        ("", ["nameless", "bob", "maria"]),
+        ("", ["digits", "nameless", "bob", "maria"]),
         ("bob2", []),  # letters with digits are not a phone search
         ("%", []),  # LIKE wildcards are matched literally
         ("_", []),
@@ -175,11 +179,11 @@ def test_search_by_name_email_and_phone_digits(api, people, other_contact, searc
 
 
 def test_search_results_paginate(api, people):
-    first = api.get("/v1/contacts", {"search": "555", "limit": 2}).json()
+    first = api.get("/v1/contacts", {"search": "555", "limit": 3}).json()
     assert first["has_more"] is True
-    second = api.get("/v1/contacts", {"search": "555", "limit": 2, "cursor": first["next_cursor"]}).json()
+    second = api.get("/v1/contacts", {"search": "555", "limit": 3, "cursor": first["next_cursor"]}).json()
     assert [r["id"] for r in first["data"] + second["data"]] == [
-        str(people[n].id) for n in ("nameless", "bob", "maria")
+        str(people[n].id) for n in ("digits", "nameless", "bob", "maria")
     ]
     assert second["has_more"] is False and second["next_cursor"] is None
 
