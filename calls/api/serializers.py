@@ -1,5 +1,6 @@
 """Output shapes of /v1/calls (decisions.md: call list item, call detail, recording) and the order-status input."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from calls import events
@@ -112,7 +113,8 @@ class CallDetailSerializer(CallSerializer):
     class Meta(CallSerializer.Meta):
         fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order"]
 
-    def get_order(self, call) -> OrderSerializer(allow_null=True):
+    @extend_schema_field(OrderSerializer(allow_null=True))
+    def get_order(self, call):
         order = call_order(call)
         if call.outcome != "order" or order is None:
             return None

@@ -28,6 +28,7 @@ class RuntimeAPIView(APIView):
     permission_classes = [IsRuntime]
     throttle_classes = []
     parser_classes = [JSONParser]
+    schema = None  # internal: not part of the public /v1 reference
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
