@@ -1,0 +1,198 @@
+"""Webhook delivery throughput and latency, end to end, against a plain `requests` baseline.
+
+What runs: a local HTTP receiver (threads, 127.0.0.1), a real `celery -A voiceagent worker` with 4 processes,
+and this process emitting events through `webhooks.services.emit` (one transaction per event, as real code does).
+
+1. Throughput: 2,000 events emitted as fast as possible; deliveries/s from the first emit to the last receipt,
+   and p50/p99 emit-to-receipt.
+2. Baseline: the same bodies POSTed by 4 processes in a plain `requests.Session` loop to the same receiver;
+   the ratio is (1) / (2).
+3. Latency at 100 events/s for 10 s: p99 emit-to-receipt.
+
+Needs a migrated database (DATABASE_URL; it migrates) and a broker (REDIS_URL; the file-system broker works but
+polls once a second). Leaves nothing behind: the bench org and its rows are deleted at the end.
+Options by environment: BENCH_EVENTS (2000), BENCH_WORKERS (4), BENCH_RATE (100), BENCH_RATE_SECONDS (10).
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing import Pool
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = int(os.environ.get("BENCH_EVENTS", 2000))
+WORKERS = int(os.environ.get("BENCH_WORKERS", 4))
+RATE = int(os.environ.get("BENCH_RATE", 100))
+RATE_SECONDS = int(os.environ.get("BENCH_RATE_SECONDS", 10))
+
+
+class Receiver:
+    """Records the arrival time of each webhook-id (or of each baseline request)."""
+
+    def __init__(self):
+        self.arrivals: dict[str, float] = {}
+        self.count = 0
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                now = time.time()
+                with owner.lock:
+                    owner.count += 1
+                    owner.arrivals.setdefault(self.headers.get("webhook-id", ""), now)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.request_queue_size = 256
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def wait(self, ids, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if all(i in self.arrivals for i in ids):
+                    return
+            time.sleep(0.02)
+        with self.lock:
+            missing = sum(1 for i in ids if i not in self.arrivals)
+        raise RuntimeError(f"{missing} of {len(ids)} events not received within {timeout} s")
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def start_worker(env):
+    log = Path(tempfile.mkdtemp(prefix="bench-worker-")) / "worker.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO",
+             "--concurrency", str(WORKERS), "-n", f"bench-{os.getpid()}@%h",
+             "--without-heartbeat", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    deadline = time.time() + 60
+    while b" ready." not in log.read_bytes():
+        if process.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"worker did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.1)
+    return process
+
+
+def _baseline_chunk(args):
+    import requests
+
+    url, bodies = args
+    session = requests.Session()
+    for i, body in enumerate(bodies):
+        headers = {"Content-Type": "application/json", "webhook-id": f"base-{os.getpid()}-{i}"}
+        session.post(url, data=body, headers=headers, timeout=(2, 15)).raise_for_status()
+    return len(bodies)
+
+
+def emit_events(org, count, rate=None):
+    from django.db import transaction
+
+    from webhooks.services import emit
+
+    sent = {}
+    start = time.time()
+    for n in range(count):
+        if rate:
+            target = start + n / rate
+            if (pause := target - time.time()) > 0:
+                time.sleep(pause)
+        t0 = time.time()
+        with transaction.atomic():
+            event = emit(org=org, type="call.ended", data={"call_id": f"bench-{n}", "summary": "x" * 400})
+        sent[event.id] = t0
+    return sent
+
+
+def main():
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
+    os.environ["WEBHOOK_ALLOW_LOCAL_URLS"] = "1"
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from orgs.models import Organization
+    from webhooks.services import subscription_create
+
+    call_command("migrate", verbosity=0)
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+            Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)
+    receiver = Receiver()
+    org = Organization.objects.create(name="bench webhooks")
+    worker = None
+    try:
+        subscription_create(org=org, url=receiver.url, events=["call.ended"])
+        worker = start_worker({**os.environ, "WEBHOOK_ALLOW_LOCAL_URLS": "1"})
+
+        emit_events(org, 20)  # warm up connections and the worker pool
+        time.sleep(2)
+
+        # 1. Throughput.
+        sent = emit_events(org, EVENTS)
+        receiver.wait(list(sent), timeout=300)
+        first, last = min(sent.values()), max(receiver.arrivals[i] for i in sent)
+        throughput = EVENTS / (last - first)
+        latencies = [receiver.arrivals[i] - t for i, t in sent.items()]
+
+        # 2. Baseline: the same bodies, plain requests, same concurrency.
+        from webhooks.models import Event
+
+        bodies = list(Event.objects.filter(pk__in=list(sent)).values_list("payload", flat=True))
+        bodies = [bytes(b) for b in bodies]
+        chunks = [(receiver.url, bodies[i::WORKERS]) for i in range(WORKERS)]
+        with Pool(WORKERS) as pool:
+            started = time.time()
+            total = sum(pool.map(_baseline_chunk, chunks))
+            baseline = total / (time.time() - started)
+
+        # 3. Latency at a steady rate.
+        rated = emit_events(org, RATE * RATE_SECONDS, rate=RATE)
+        receiver.wait(list(rated), timeout=120)
+        rated_latencies = [receiver.arrivals[i] - t for i, t in rated.items()]
+
+        print(f"events: {EVENTS}, worker processes: {WORKERS}, broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
+              f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
+        print(f"webhook deliveries/s:          {throughput:8.1f}")
+        print(f"emit-to-receipt p50 / p99:     {statistics.median(latencies) * 1000:8.1f} ms / "
+              f"{percentile(latencies, 99) * 1000:.1f} ms  (burst of {EVENTS})")
+        print(f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes, same receiver)")
+        print(f"ratio webhooks / plain:        {throughput / baseline:8.2f}  (goal >= 0.5)")
+        print(f"p99 emit-to-receipt @ {RATE}/s:   {percentile(rated_latencies, 99) * 1000:8.1f} ms  "
+              f"(p50 {statistics.median(rated_latencies) * 1000:.1f} ms; goal p99 < 1000 ms)")
+    finally:
+        if worker and worker.poll() is None:
+            import signal
+
+            os.killpg(worker.pid, signal.SIGTERM)
+            try:
+                worker.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(worker.pid, signal.SIGKILL)
+        org.delete()
+        receiver.server.shutdown()
