@@ -6,6 +6,9 @@ from voiceagent.api.views import ListParams
 
 
 class ContactSerializer(OutputModelSerializer):
+    """A contact. `phone_number` is E.164 and unique per organization; `source` says who created it (`api`,
+    `dashboard` or `inbound_call`); `first_call_id` is the call that created it, if any."""
+
     class Meta:
         model = Contact
         fields = [

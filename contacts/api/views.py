@@ -10,6 +10,8 @@ from voiceagent.api.views import OrgAPIView, data_response, list_response, pagin
 
 from .serializers import ContactInputSerializer, ContactListParams, ContactSerializer
 
+# One component per envelope: drf-spectacular warns about (and mis-renders) two inline serializers of one name.
+CONTACT_RESPONSE = envelope(ContactSerializer)
 ID_PARAMETER = OpenApiParameter(
     "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The contact id. Another organization's id is 404."
 )
@@ -39,7 +41,7 @@ class ContactListView(OrgAPIView):
         "region, so `+1 (415) 555-0100` and `+14155550100` are the same number: a second contact with it gives "
         "409 `conflict` with `details.field` = `phone_number`. The contact's `source` is `api`.",
         request=ContactInputSerializer,
-        responses={201: envelope(ContactSerializer), **error_responses(400, 403, 409)},
+        responses={201: CONTACT_RESPONSE, **error_responses(400, 403, 409)},
         tags=["Contacts"],
     )
     def post(self, request):
@@ -55,7 +57,7 @@ class ContactDetailView(OrgAPIView):
         operation_id="contacts_retrieve",
         summary="Get a contact",
         parameters=[ID_PARAMETER],
-        responses={200: envelope(ContactSerializer), **error_responses(404)},
+        responses={200: CONTACT_RESPONSE, **error_responses(404)},
         tags=["Contacts"],
     )
     def get(self, request, id):
@@ -68,7 +70,7 @@ class ContactDetailView(OrgAPIView):
         "(409).",
         parameters=[ID_PARAMETER],
         request=ContactInputSerializer(partial=True),
-        responses={200: envelope(ContactSerializer), **error_responses(400, 403, 404, 409)},
+        responses={200: CONTACT_RESPONSE, **error_responses(400, 403, 404, 409)},
         tags=["Contacts"],
     )
     def patch(self, request, id):

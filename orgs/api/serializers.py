@@ -17,12 +17,16 @@ class IdentitySerializer(serializers.Serializer):
 
 
 class LocationSerializer(OutputModelSerializer):
+    """A place the organization answers calls for. `timezone` is an IANA name; `phone_number` is E.164."""
+
     class Meta:
         model = Location
         fields = ["id", "name", "address", "timezone", "phone_number", "created_at", "updated_at"]
 
 
 class FactSerializer(OutputModelSerializer):
+    """One entry of the knowledge base. `label` is unique per organization; `location_id` null = every location."""
+
     location_id = serializers.UUIDField(allow_null=True, read_only=True)
 
     class Meta:
@@ -31,6 +35,8 @@ class FactSerializer(OutputModelSerializer):
 
 
 class TeamMemberSerializer(OutputModelSerializer):
+    """A person calls are routed to and messages are taken for."""
+
     is_platform_user = serializers.BooleanField(
         read_only=True, help_text="Linked to a dashboard login; such a member cannot be changed through the API."
     )

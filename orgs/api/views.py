@@ -18,6 +18,10 @@ from .serializers import (
     TeamMemberSerializer,
 )
 
+# One component per envelope: drf-spectacular warns about (and mis-renders) two inline serializers of one name.
+LOCATION_RESPONSE = envelope(LocationSerializer)
+FACT_RESPONSE = envelope(FactSerializer)
+TEAM_MEMBER_RESPONSE = envelope(TeamMemberSerializer)
 ID_PARAMETER = OpenApiParameter(
     "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The resource id. Another organization's id is 404."
 )
@@ -80,7 +84,7 @@ class LocationDetailView(OrgAPIView):
         operation_id="locations_retrieve",
         summary="Get a location",
         parameters=[ID_PARAMETER],
-        responses={200: envelope(LocationSerializer), **error_responses(404)},
+        responses={200: LOCATION_RESPONSE, **error_responses(404)},
         tags=["Locations"],
     )
     def get(self, request, id):
@@ -116,7 +120,7 @@ class FactListView(OrgAPIView):
         "A label already used in the organization gives 409; a `location_id` that is not one of the "
         "organization's locations gives 404.",
         request=FactInputSerializer,
-        responses={201: envelope(FactSerializer), **error_responses(400, 403, 404, 409)},
+        responses={201: FACT_RESPONSE, **error_responses(400, 403, 404, 409)},
         tags=["Facts"],
     )
     def post(self, request):
@@ -132,7 +136,7 @@ class FactDetailView(OrgAPIView):
         operation_id="facts_retrieve",
         summary="Get a fact",
         parameters=[ID_PARAMETER],
-        responses={200: envelope(FactSerializer), **error_responses(404)},
+        responses={200: FACT_RESPONSE, **error_responses(404)},
         tags=["Facts"],
     )
     def get(self, request, id):
@@ -144,7 +148,7 @@ class FactDetailView(OrgAPIView):
         description="Changes the fields given. Duplicate label: 409.",
         parameters=[ID_PARAMETER],
         request=FactInputSerializer(partial=True),
-        responses={200: envelope(FactSerializer), **error_responses(400, 403, 404, 409)},
+        responses={200: FACT_RESPONSE, **error_responses(400, 403, 404, 409)},
         tags=["Facts"],
     )
     def patch(self, request, id):
@@ -160,7 +164,7 @@ class FactDetailView(OrgAPIView):
         "becomes null. Duplicate label: 409.",
         parameters=[ID_PARAMETER],
         request=FactInputSerializer,
-        responses={200: envelope(FactSerializer), **error_responses(400, 403, 404, 409)},
+        responses={200: FACT_RESPONSE, **error_responses(400, 403, 404, 409)},
         tags=["Facts"],
     )
     def put(self, request, id):
@@ -202,7 +206,7 @@ class TeamMemberListView(OrgAPIView):
         summary="Create a team member",
         description="Creates a team member who is not a platform user (platform users are linked in the dashboard).",
         request=TeamMemberInputSerializer,
-        responses={201: envelope(TeamMemberSerializer), **error_responses(400, 403)},
+        responses={201: TEAM_MEMBER_RESPONSE, **error_responses(400, 403)},
         tags=["Team members"],
     )
     def post(self, request):
@@ -218,7 +222,7 @@ class TeamMemberDetailView(OrgAPIView):
         operation_id="team_members_retrieve",
         summary="Get a team member",
         parameters=[ID_PARAMETER],
-        responses={200: envelope(TeamMemberSerializer), **error_responses(404)},
+        responses={200: TEAM_MEMBER_RESPONSE, **error_responses(404)},
         tags=["Team members"],
     )
     def get(self, request, id):
@@ -231,7 +235,7 @@ class TeamMemberDetailView(OrgAPIView):
         "`forbidden`.",
         parameters=[ID_PARAMETER],
         request=TeamMemberInputSerializer(partial=True),
-        responses={200: envelope(TeamMemberSerializer), **error_responses(400, 403, 404)},
+        responses={200: TEAM_MEMBER_RESPONSE, **error_responses(400, 403, 404)},
         tags=["Team members"],
     )
     def patch(self, request, id):
