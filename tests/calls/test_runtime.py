@@ -335,3 +335,43 @@ def test_the_runtime_token_of_the_path_org_only(org, other_org):
     Runtime(org).start("rt-a")
     Runtime(other_org).start("rt-b")
     assert set(Call.objects.values_list("organization_id", flat=True)) == {org.id, other_org.id}
+
+
+def _race(fn, n=4):
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(n)
+    results = []
+
+    def run():
+        barrier.wait()
+        try:
+            results.append(fn())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_retries_of_start_completion_event_and_upload_each_happen_once(org):
+    starts = _race(lambda: Runtime(org).start("rt-race")[1].status_code)
+    assert sorted(starts) == [200, 200, 200, 201]
+    events_ = _race(lambda: Runtime(org).event("rt-race", type="callback_requested", label="Requested a callback",
+                                               event_id="ev-race", data={"reason": "Call me"}).status_code)
+    assert sorted(events_) == [200, 200, 200, 201]
+    completes = _race(lambda: Runtime(org).complete("rt-race").status_code)
+    uploads = _race(lambda: Runtime(org).upload("rt-race").status_code)
+    assert completes == [200] * 4 and sorted(uploads) == [200, 200, 200, 201]
+    assert Call.objects.count() == 1 and Order.objects.count() == 1 and Recording.objects.count() == 1
+    assert CallbackRequest.objects.count() == 1
+    assert event_types(org) == [
+        "call.callback_requested", "call.ended", "call.recording_ready", "contact.created"
+    ]
