@@ -15,6 +15,14 @@ TRIGRAM_INDEXES = {
 }
 
 
+class TrigramExtensionKept(TrigramExtension):
+    """pg_trgm on PostgreSQL, nothing elsewhere. Not dropped on reverse: other indexes may use it, and
+    Django's reverse would query pg_extension even on SQLite."""
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        pass
+
+
 def create_trigram_indexes(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
@@ -38,7 +46,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        TrigramExtension(),
+        TrigramExtensionKept(),
         migrations.CreateModel(
             name='Contact',
             fields=[
