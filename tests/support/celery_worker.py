@@ -7,6 +7,7 @@ Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transa
     @pytest.mark.django_db(transaction=True)
     def test_something(celery_worker_factory):
         worker = celery_worker_factory(concurrency=2, beat=True, env={"WEBHOOK_LEASE_SECONDS": "3"})
+        # options: concurrency, beat, env, pool ("prefork"), ready_timeout (60), purge (True: empty the queue first)
         ...                 # enqueue work; the worker runs it
         worker.kill()       # SIGKILL the whole process group (a crash drill)
         worker.start()      # and start it again, same options
@@ -18,6 +19,7 @@ CELERY_BEAT_SCHEDULE. `env` adds or overrides environment variables (e.g. REDIS_
 Every worker started is stopped at teardown. Its log is in `worker.log_path`.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -58,10 +60,19 @@ def ensure_broker_folders() -> None:
                 Path(options[key]).mkdir(parents=True, exist_ok=True)
 
 
+def purge_queue() -> None:
+    """Empties the default queue of this process's broker (stale tasks of earlier runs would only slow a test)."""
+    from voiceagent.celery import app
+
+    with contextlib.suppress(Exception):  # a broker that is down has nothing to purge; the worker will say so
+        app.control.purge()
+
+
 class CeleryWorker:
     """One `celery -A voiceagent worker` subprocess (its own process group, so kill() takes the pool too)."""
 
-    def __init__(self, *, concurrency=1, beat=False, env=None, pool="prefork", ready_timeout=60.0):
+    def __init__(self, *, concurrency=1, beat=False, env=None, pool="prefork", ready_timeout=60.0, purge=True):
+        self.purge = purge  # drop tasks left on this xdist worker's queue by earlier (killed) runs
         self.concurrency = concurrency
         self.beat = beat
         self.pool = pool
@@ -80,6 +91,8 @@ class CeleryWorker:
 
     def start(self) -> "CeleryWorker":
         ensure_broker_folders()
+        if self.purge:
+            purge_queue()
         name = f"test-{uuid.uuid4().hex[:8]}@%h"
         cmd = [
             sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO", "-n", name,

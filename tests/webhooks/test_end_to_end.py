@@ -55,13 +55,16 @@ def test_deliveries_are_signed_retried_with_same_bytes_and_reach_only_enabled_su
         assert other_api.post("/v1/webhook-subscriptions", {"url": theirs.url, "events": ["call.ended"]},
                               format="json").status_code == 201
 
-        celery_worker_factory(concurrency=2, beat=True, env=FAST)
+        worker = celery_worker_factory(concurrency=2, beat=True, env=FAST)
         with transaction.atomic():
             first = emit(org=org, type="call.ended", data={"call_id": "c-1", "summary": "Ordered a pizza ünd more"})
         with transaction.atomic():
             second = emit(org=org, type="contact.created", data={"contact_id": "k-1"})
 
-        calls = mine.wait_for(4)  # /hook gets 2; /flaky gets call.ended twice (500, then 200)
+        try:
+            calls = mine.wait_for(4, timeout=60)  # /hook gets 2; /flaky gets call.ended twice (500, then 200)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{worker.log()}") from None
         hook_calls = [c for c in calls if c["path"] == "/hook"]
         flaky_calls = [c for c in calls if c["path"] == "/flaky"]
         assert sorted(c["headers"]["webhook-id"] for c in hook_calls) == sorted([first.id, second.id])
