@@ -125,3 +125,103 @@ class OrganizationForm(DashboardForm):
         if region not in phonenumbers.SUPPORTED_REGIONS:
             raise forms.ValidationError("Enter a two-letter country code such as US or GB.")
         return region
+
+
+# --- Contacts, knowledge base, locations, team, webhooks (dashboard/pages/) -----------------------------------
+# Shapes only: E.164, unique labels and names, time zones, webhook URLs and event lists are the services' rules,
+# and their errors come back through `apply_domain_error`.
+
+
+class ContactSearchForm(forms.Form):
+    q = forms.CharField(
+        label="Search contacts", required=False, max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Name, phone or email"}),
+    )
+
+
+class ContactForm(DashboardForm):
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32,
+        help_text="With +country code, or in the organization's default region.",
+        widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"}),
+    )
+    name = forms.CharField(max_length=200, required=False)
+    email = forms.EmailField(max_length=254, required=False)
+    notes = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+
+
+class FactForm(DashboardForm):
+    ORG_WIDE = ""
+
+    label = forms.CharField(max_length=200, help_text="A short name the agent and your team know it by.")
+    content = forms.CharField(
+        max_length=10_000, widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="What the agent should say or know, in plain words.",
+    )
+    location = forms.ChoiceField(label="Applies to", required=False)
+
+    def __init__(self, *args, locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location"].choices = [(self.ORG_WIDE, "Every location")] + [
+            (str(location.pk), location.name) for location in locations
+        ]
+
+    def clean_location(self):
+        return self.cleaned_data["location"] or None
+
+
+class LocationForm(DashboardForm):
+    name = forms.CharField(max_length=200)
+    address = forms.CharField(max_length=5000, widget=forms.Textarea(attrs={"rows": 3}))
+    timezone = forms.CharField(
+        label="Time zone", max_length=64, help_text="An IANA name, e.g. America/New_York.",
+        widget=forms.TextInput(attrs={"list": "timezones", "autocomplete": "off"}),
+    )
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32, widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"})
+    )
+
+
+class TeamMemberForm(DashboardForm):
+    name = forms.CharField(max_length=200)
+    role = forms.CharField(max_length=200, required=False, help_text="E.g. “Manager” or “Head chef”.")
+    email = forms.EmailField(max_length=254, required=False)
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32, required=False,
+        widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"}),
+    )
+
+
+class WebhookForm(DashboardForm):
+    url = forms.CharField(
+        label="Endpoint URL", max_length=2048,
+        help_text="An https:// address on the public internet that answers 2xx within 15 seconds.",
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/webhooks/voice-agent", "autocomplete": "off"}),
+    )
+    events = forms.MultipleChoiceField(
+        label="Events to send", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one event type."},
+    )
+    description = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        from webhooks.models import EVENT_TYPES
+
+        super().__init__(*args, **kwargs)
+        self.fields["events"].choices = [(event, event) for event in EVENT_TYPES]
+
+
+class WebhookRotateForm(DashboardForm):
+    grace_period_seconds = forms.TypedChoiceField(
+        label="The old secret",
+        coerce=int,
+        choices=[
+            (0, "Stops signing now"),
+            (3600, "Also signs for 1 hour"),
+            (86400, "Also signs for 24 hours"),
+        ],
+        initial=0,
+        widget=forms.RadioSelect,
+        help_text="During a grace period every delivery carries two signatures, so your receiver can switch "
+        "to the new secret without missing one.",
+    )

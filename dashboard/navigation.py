@@ -1,9 +1,12 @@
 """The dashboard's navigation, in one place. A new page adds one `NavItem` here.
 
 `match` lists URL-name prefixes that make an item current (e.g. "api-key" covers the list, create,
-created and revoke pages). `admin_only` hides an item from members (the views still enforce it).
+created and revoke pages); a prefix with a colon ("meetings:") matches another app's namespaced URL names.
+`admin_only` hides an item from members (the views still enforce it). `condition`, given the current
+organization, hides an item when false (e.g. Meetings without the meetings product).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -13,6 +16,11 @@ class NavItem:
     url_name: str
     match: tuple[str, ...] = ()
     admin_only: bool = False
+    condition: Callable | None = None
+
+
+def meetings_enabled(org) -> bool:
+    return bool(org.meetings_enabled)
 
 
 @dataclass(frozen=True)
@@ -24,10 +32,21 @@ class NavSection:
 NAV: tuple[NavSection, ...] = (
     NavSection(None, (NavItem("Overview", "dashboard:home", match=("home",)),)),
     NavSection(
+        "Your line",
+        (
+            NavItem("Contacts", "dashboard:contacts", match=("contact",)),
+            NavItem("Knowledge base", "dashboard:knowledge", match=("knowledge",)),
+            NavItem("Locations", "dashboard:locations", match=("location",)),
+            NavItem("Team", "dashboard:team", match=("team",)),
+            NavItem("Meetings", "meetings:list", match=("meetings:",), condition=meetings_enabled),
+        ),
+    ),
+    NavSection(
         "Settings",
         (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
+            NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
             NavItem("Members", "dashboard:members", match=("member",)),
         ),
     ),

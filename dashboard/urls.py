@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .pages import contacts, knowledge, locations, team, webhooks
 
 app_name = "dashboard"
 
@@ -17,4 +18,42 @@ urlpatterns = [
     path("settings/api-keys/<uuid:key_id>/revoke/", views.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
     path("settings/members/", views.MembersView.as_view(), name="members"),
     path("settings/members/<int:membership_id>/role/", views.MemberRoleView.as_view(), name="member-role"),
+    # Contacts, knowledge base, locations, team (dashboard/pages/).
+    path("contacts/", contacts.ContactListView.as_view(), name="contacts"),
+    path("contacts/new/", contacts.ContactCreateView.as_view(), name="contact-create"),
+    path("contacts/<uuid:contact_id>/", contacts.ContactDetailView.as_view(), name="contact-detail"),
+    path("contacts/<uuid:contact_id>/edit/", contacts.ContactEditView.as_view(), name="contact-edit"),
+    path("knowledge/", knowledge.KnowledgeView.as_view(), name="knowledge"),
+    path("knowledge/new/", knowledge.FactCreateView.as_view(), name="knowledge-fact-create"),
+    path("knowledge/<uuid:fact_id>/edit/", knowledge.FactEditView.as_view(), name="knowledge-fact-edit"),
+    path("knowledge/<uuid:fact_id>/delete/", knowledge.FactDeleteView.as_view(), name="knowledge-fact-delete"),
+    path("locations/", locations.LocationListView.as_view(), name="locations"),
+    path("locations/new/", locations.LocationCreateView.as_view(), name="location-create"),
+    path("locations/<uuid:location_id>/edit/", locations.LocationEditView.as_view(), name="location-edit"),
+    path("locations/<uuid:location_id>/delete/", locations.LocationDeleteView.as_view(), name="location-delete"),
+    path("team/", team.TeamListView.as_view(), name="team"),
+    path("team/new/", team.TeamMemberCreateView.as_view(), name="team-member-create"),
+    path("team/<uuid:member_id>/edit/", team.TeamMemberEditView.as_view(), name="team-member-edit"),
+    path("team/<uuid:member_id>/delete/", team.TeamMemberDeleteView.as_view(), name="team-member-delete"),
+    # Settings → Webhooks.
+    path("settings/webhooks/", webhooks.WebhookListView.as_view(), name="webhooks"),
+    path("settings/webhooks/new/", webhooks.WebhookCreateView.as_view(), name="webhook-create"),
+    path("settings/webhooks/secret/", webhooks.WebhookSecretView.as_view(), name="webhook-secret"),
+    path("settings/webhooks/<uuid:subscription_id>/", webhooks.WebhookDetailView.as_view(), name="webhook-detail"),
+    path("settings/webhooks/<uuid:subscription_id>/edit/", webhooks.WebhookEditView.as_view(), name="webhook-edit"),
+    path(
+        "settings/webhooks/<uuid:subscription_id>/enabled/", webhooks.WebhookEnabledView.as_view(),
+        name="webhook-enabled",
+    ),
+    path(
+        "settings/webhooks/<uuid:subscription_id>/rotate/", webhooks.WebhookRotateView.as_view(), name="webhook-rotate"
+    ),
+    path(
+        "settings/webhooks/<uuid:subscription_id>/delete/", webhooks.WebhookDeleteView.as_view(), name="webhook-delete"
+    ),
+    path(
+        "settings/webhooks/<uuid:subscription_id>/deliveries/<uuid:delivery_id>/redeliver/",
+        webhooks.WebhookRedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
 ]

@@ -19,14 +19,20 @@ def dashboard_nav(context):
     request = context["request"]
     membership = getattr(request, "membership", None)
     is_admin = bool(membership and membership.is_admin)
+    org = membership.organization if membership else None
     match = getattr(request, "resolver_match", None)
-    current = match.url_name if match else ""
+    current = match.url_name or "" if match else ""
+    current_view = match.view_name or "" if match else ""  # "meetings:list": other apps' pages
     sections = []
     for section in NAV:
         items = [
-            {"label": item.label, "url": reverse(item.url_name), "current": current.startswith(item.match)}
+            {
+                "label": item.label,
+                "url": reverse(item.url_name),
+                "current": current.startswith(item.match) or current_view.startswith(item.match),
+            }
             for item in section.items
-            if is_admin or not item.admin_only
+            if (is_admin or not item.admin_only) and (item.condition is None or (org and item.condition(org)))
         ]
         if items:
             sections.append({"title": section.title, "items": items})

@@ -1,0 +1,98 @@
+"""Contacts: search, create, edit, and a contact's page with its calls.
+
+Every member of the org may create and edit contacts (answering the phone line is everyone's job); the rules
+(E.164 in the org's default region, one contact per number) are `contacts.services`', exactly as for the API,
+and a clash comes back as the form error on `phone_number`.
+"""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import redirect
+from django.views.generic import FormView, TemplateView
+
+from calls.selectors import call_list
+from contacts import selectors, services
+from contacts.models import Contact
+from voiceagent.errors import Conflict, ValidationFailed
+
+from ..forms import ContactForm, ContactSearchForm
+from ..mixins import OrgMixin
+
+PAGE_SIZE = 25
+CALLS_SHOWN = 50
+
+
+class ContactListView(OrgMixin, TemplateView):
+    """The org's contacts, newest first, optionally matching `?q=` (name, email, or phone by digits)."""
+
+    template_name = "dashboard/contacts/list.html"
+
+    def get_context_data(self, **kwargs):
+        search = ContactSearchForm(self.request.GET or None)
+        query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+        contacts = selectors.contact_list(org=self.org, search=query).order_by("-created_at", "-id")
+        page = Paginator(contacts, PAGE_SIZE).get_page(self.request.GET.get("page"))
+        return super().get_context_data(search=search, query=query, page=page, contacts=page.object_list, **kwargs)
+
+
+class ContactMixin(OrgMixin):
+    def get_contact(self) -> Contact:
+        if not hasattr(self, "_contact"):
+            self._contact = self.get_org_object(Contact, pk=self.kwargs["contact_id"])
+        return self._contact
+
+
+class ContactDetailView(ContactMixin, TemplateView):
+    """One contact and their most recent calls (the same `call_list` selector as /v1/calls?contact_id=)."""
+
+    template_name = "dashboard/contacts/detail.html"
+
+    def get_context_data(self, **kwargs):
+        contact = self.get_contact()
+        calls = call_list(org=self.org, contact_id=contact.pk).order_by("-started_at", "-id")
+        call_count = calls.count()
+        return super().get_context_data(
+            contact=contact, calls=calls[:CALLS_SHOWN], call_count=call_count, calls_truncated=call_count > CALLS_SHOWN,
+            **kwargs,
+        )
+
+
+class ContactCreateView(OrgMixin, FormView):
+    template_name = "dashboard/contacts/form.html"
+    form_class = ContactForm
+
+    def form_valid(self, form):
+        try:
+            contact = services.contact_create(org=self.org, source=Contact.Source.DASHBOARD, **form.cleaned_data)
+        except (ValidationFailed, Conflict) as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Contact {contact} added.")
+        return redirect("dashboard:contact-detail", contact_id=contact.pk)
+
+
+class ContactEditView(ContactMixin, FormView):
+    template_name = "dashboard/contacts/form.html"
+    form_class = ContactForm
+
+    def get_initial(self):
+        contact = self.get_contact()
+        return {field: getattr(contact, field) or "" for field in ContactForm.base_fields}
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(contact=self.get_contact(), **kwargs)
+
+    def form_valid(self, form):
+        contact = self.get_contact()
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        if changes:
+            try:
+                services.contact_update(contact=contact, **changes)
+            except (ValidationFailed, Conflict) as exc:
+                contact.refresh_from_db()  # the service set the refused values on this instance
+                form.apply_domain_error(exc)
+                return self.form_invalid(form)
+            messages.success(self.request, f"Contact {contact} saved.")
+        else:
+            messages.info(self.request, "Nothing to save: no field changed.")
+        return redirect("dashboard:contact-detail", contact_id=contact.pk)

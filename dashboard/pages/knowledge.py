@@ -1,0 +1,119 @@
+"""The knowledge base: the facts the agent answers from, listed by location; admins create, edit and delete them.
+
+Every write goes through `orgs.services.fact_*`, which bumps the org's knowledge version in the same
+transaction, so the agent runtime's next knowledge read (ETag `"knowledge-<version>"`) already has the change.
+Members read; only admins write (what the agent tells callers is an admin's call).
+"""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.views.generic import FormView, TemplateView
+
+from orgs import selectors, services
+from orgs.models import Fact, Organization
+from voiceagent.errors import Conflict, NotFound, ValidationFailed
+
+from ..forms import FactForm
+from ..mixins import AdminRequiredMixin, OrgMixin
+
+SERVED_NEXT_READ = "The agent gets it on its very next knowledge read: no restart, no wait."
+
+
+def _knowledge_version(org) -> int:
+    return Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
+
+
+class KnowledgeView(OrgMixin, TemplateView):
+    """Facts grouped by where they apply: every location first, then each location by name."""
+
+    template_name = "dashboard/knowledge/list.html"
+
+    def get_context_data(self, **kwargs):
+        locations = list(selectors.location_list(org=self.org).order_by("name", "id"))
+        facts = list(selectors.fact_list(org=self.org).order_by("label", "id"))
+        groups = [{"location": None, "title": "Every location", "facts": [f for f in facts if f.location_id is None]}]
+        for location in locations:
+            groups.append({
+                "location": location, "title": location.name,
+                "facts": [f for f in facts if f.location_id == location.pk],
+            })
+        return super().get_context_data(
+            groups=groups, fact_count=len(facts), knowledge_version=_knowledge_version(self.org), **kwargs
+        )
+
+
+class FactFormMixin:
+    template_name = "dashboard/knowledge/form.html"
+    form_class = FactForm
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        kwargs["locations"] = selectors.location_list(org=self.org).order_by("name", "id")
+        return kwargs
+
+    def save(self, form):
+        raise NotImplementedError
+
+    def form_valid(self, form):
+        try:
+            fact = self.save(form)
+        except (ValidationFailed, Conflict) as exc:
+            if isinstance(exc, Conflict):
+                exc.message = "A fact with this label already exists."
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        except NotFound:
+            # The chosen location was deleted meanwhile.
+            form.add_error("location", "This location no longer exists. Choose another.")
+            return self.form_invalid(form)
+        messages.success(self.request, f"Fact “{fact.label}” saved. {SERVED_NEXT_READ}")
+        return redirect("dashboard:knowledge")
+
+
+class FactCreateView(FactFormMixin, AdminRequiredMixin, FormView):
+    def get_initial(self):
+        # "Add a fact" from a location's group preselects that location.
+        return {"location": self.request.GET.get("location", "")}
+
+    def save(self, form):
+        return services.fact_create(org=self.org, **form.cleaned_data)
+
+
+class FactMixin(AdminRequiredMixin):
+    def get_fact(self) -> Fact:
+        if not hasattr(self, "_fact"):
+            self._fact = self.get_org_object(Fact.objects.select_related("location"), pk=self.kwargs["fact_id"])
+        return self._fact
+
+
+class FactEditView(FactFormMixin, FactMixin, FormView):
+    def get_initial(self):
+        fact = self.get_fact()
+        return {"label": fact.label, "content": fact.content, "location": str(fact.location_id or "")}
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(fact=self.get_fact(), **kwargs)
+
+    def save(self, form):
+        fact = self.get_fact()
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        try:
+            return services.fact_update(fact=fact, **changes) if changes else fact
+        except (ValidationFailed, Conflict, NotFound):
+            fact.refresh_from_db()  # the service set the refused values on this instance
+            raise
+
+
+class FactDeleteView(FactMixin, TemplateView):
+    """GET asks for confirmation; POST deletes."""
+
+    template_name = "dashboard/knowledge/delete.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(fact=self.get_fact(), **kwargs)
+
+    def post(self, request, *args, **kwargs):
+        fact = self.get_fact()
+        services.fact_delete(fact=fact)
+        messages.success(request, f"Fact “{fact.label}” deleted. The agent stops using it on its next read.")
+        return redirect("dashboard:knowledge")

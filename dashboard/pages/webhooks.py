@@ -1,0 +1,192 @@
+"""Settings → Webhooks: subscriptions with their health, create, edit, enable or disable, rotate the secret,
+delete, and each subscription's delivery log with a redeliver button.
+
+Members read the list and the logs; every write is admin-only (`admin_methods`), through `webhooks.services`.
+A new or rotated secret is stashed in the session (once.py) and shown once on `webhook-secret`; the
+subscription itself only ever shows `secret_preview`.
+"""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.utils.cache import add_never_cache_headers, patch_cache_control
+from django.views.generic import FormView, TemplateView, View
+
+from voiceagent.errors import Conflict, ValidationFailed
+from webhooks import selectors, services
+from webhooks.models import Delivery, Subscription
+
+from .. import once
+from ..forms import WebhookForm, WebhookRotateForm
+from ..mixins import AdminRequiredMixin, OrgMixin
+
+WEBHOOK_SECRET = "webhook_secret"  # the kind of secret stashed in once.py
+LOG_PAGE_SIZE = 20
+
+
+class WebhookListView(OrgMixin, TemplateView):
+    template_name = "dashboard/webhooks/list.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(subscriptions=selectors.subscription_list_with_health(self.org), **kwargs)
+
+
+class WebhookCreateView(AdminRequiredMixin, FormView):
+    template_name = "dashboard/webhooks/form.html"
+    form_class = WebhookForm
+
+    def form_valid(self, form):
+        try:
+            subscription, secret = services.subscription_create(org=self.org, **form.cleaned_data)
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        once.stash(self.request, WEBHOOK_SECRET, subscription_id=str(subscription.pk), plaintext=secret,
+                   action="created")
+        return redirect("dashboard:webhook-secret")
+
+
+class WebhookSecretView(AdminRequiredMixin, TemplateView):
+    """Shows a new (or rotated) signing secret exactly once: popped from the session as the page is built."""
+
+    template_name = "dashboard/webhooks/secret.html"
+    http_method_names = ["get"]
+    shows_secret_once = True
+
+    def get(self, request, *args, **kwargs):
+        pending = once.pop(request, WEBHOOK_SECRET)
+        subscription = None
+        if pending:
+            subscription = selectors.subscription_get(org=self.org, subscription_id=pending["subscription_id"])
+        if subscription is None:
+            messages.info(request, "A signing secret is shown only once. Rotate the secret to get a new one.")
+            return redirect("dashboard:webhooks")
+        context = self.get_context_data(
+            subscription=subscription, plaintext=pending["plaintext"], action=pending.get("action", "created")
+        )
+        response = self.render_to_response(context)
+        add_never_cache_headers(response)
+        patch_cache_control(response, no_store=True, private=True)
+        return response
+
+
+class SubscriptionMixin(AdminRequiredMixin):
+    def get_subscription(self) -> Subscription:
+        if not hasattr(self, "_subscription"):
+            self._subscription = self.get_org_object(Subscription, pk=self.kwargs["subscription_id"])
+        return self._subscription
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(subscription=self.get_subscription(), **kwargs)
+
+
+class WebhookDetailView(SubscriptionMixin, TemplateView):
+    """The subscription, its health, and its delivery log (newest first, paginated), each with its attempts."""
+
+    template_name = "dashboard/webhooks/detail.html"
+    admin_methods = ("POST",)
+    http_method_names = ["get"]
+
+    def get_context_data(self, **kwargs):
+        subscription = self.get_subscription()
+        health = next(
+            (h for h in selectors.subscription_list_with_health(self.org) if h.subscription.pk == subscription.pk),
+            None,
+        )
+        deliveries = selectors.delivery_log(subscription).order_by("-created_at", "-id")
+        page = Paginator(deliveries, LOG_PAGE_SIZE).get_page(self.request.GET.get("page"))
+        return super().get_context_data(
+            health=health, page=page, deliveries=page.object_list, now=timezone.now(), **kwargs
+        )
+
+
+class WebhookEditView(SubscriptionMixin, FormView):
+    template_name = "dashboard/webhooks/form.html"
+    form_class = WebhookForm
+
+    def get_initial(self):
+        subscription = self.get_subscription()
+        return {"url": subscription.url, "events": subscription.events, "description": subscription.description}
+
+    def form_valid(self, form):
+        subscription = self.get_subscription()
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        if not changes:
+            messages.info(self.request, "Nothing to save: no field changed.")
+            return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+        try:
+            services.subscription_update(subscription=subscription, **changes)
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        messages.success(self.request, "Subscription saved.")
+        return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+
+
+class WebhookEnabledView(SubscriptionMixin, View):
+    """POST `enabled=1|0`: turns delivery on or off. Enabling clears a disabled reason (e.g. after 5 days of
+    failures); deliveries missed while disabled are not sent again by this."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        subscription = self.get_subscription()
+        enabled = request.POST.get("enabled") == "1"
+        services.subscription_set_enabled(subscription=subscription, enabled=enabled)
+        if enabled:
+            messages.success(request, f"Deliveries to {subscription.url} are on again.")
+        else:
+            messages.success(request, f"Deliveries to {subscription.url} are paused. Events meanwhile are not sent.")
+        if request.POST.get("next") == "detail":
+            return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+        return redirect("dashboard:webhooks")
+
+
+class WebhookRotateView(SubscriptionMixin, FormView):
+    template_name = "dashboard/webhooks/rotate.html"
+    form_class = WebhookRotateForm
+
+    def form_valid(self, form):
+        subscription = self.get_subscription()
+        try:
+            subscription, secret = services.subscription_rotate_secret(
+                subscription=subscription, grace_period_seconds=form.cleaned_data["grace_period_seconds"]
+            )
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        once.stash(self.request, WEBHOOK_SECRET, subscription_id=str(subscription.pk), plaintext=secret,
+                   action="rotated")
+        return redirect("dashboard:webhook-secret")
+
+
+class WebhookDeleteView(SubscriptionMixin, TemplateView):
+    """GET asks for confirmation; POST deletes the subscription with its deliveries and their log."""
+
+    template_name = "dashboard/webhooks/delete.html"
+
+    def post(self, request, *args, **kwargs):
+        subscription = self.get_subscription()
+        services.subscription_delete(subscription=subscription)
+        messages.success(request, f"Subscription to {subscription.url} deleted. It receives no more events.")
+        return redirect("dashboard:webhooks")
+
+
+class WebhookRedeliverView(SubscriptionMixin, View):
+    """POST: one more attempt of one delivery, now (`delivery_retry`, trigger "manual")."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        subscription = self.get_subscription()
+        delivery = self.get_org_object(
+            Delivery.objects.filter(subscription=subscription).select_related("event"), pk=self.kwargs["delivery_id"]
+        )
+        try:
+            services.delivery_retry(delivery=delivery)
+        except Conflict as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"{delivery.event.type} ({delivery.event_id}) is queued for redelivery now.")
+        return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
