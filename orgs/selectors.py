@@ -1,5 +1,9 @@
 """Org-scoped reads of organizations, memberships, keys and the knowledge base."""
 
+import functools
+
+from django.db import connection
+
 from voiceagent.timefmt import iso_ms
 
 from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
@@ -69,3 +73,59 @@ def knowledge_for_org(org) -> tuple[str, dict]:
     ]
     etag = f'"knowledge-{version}"'
     return etag, {"version": version, "facts": facts, "locations": locations, "team_members": team_members}
+
+
+def active_api_key_for_digest(digest: str):
+    """The active key with this digest, its organization attached, in one indexed lookup; or None.
+
+    Authentication runs this on every /v1 request, so it skips the ORM's per-call SQL compilation (about
+    0.5 ms, more than the query itself): the SQL and the column converters are built once per database.
+    """
+    plan = _api_key_lookup_plan(connection.alias, connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(plan.sql, [digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key = ApiKey.from_db(connection.alias, plan.key_attnames, plan.convert(plan.key_converters, row[: plan.split]))
+    key.organization = Organization.from_db(
+        connection.alias, plan.org_attnames, plan.convert(plan.org_converters, row[plan.split :])
+    )
+    return key
+
+
+class _LookupPlan:
+    def __init__(self):
+        quote = connection.ops.quote_name
+        key_fields, org_fields = ApiKey._meta.concrete_fields, Organization._meta.concrete_fields
+        columns = [f"k.{quote(f.column)}" for f in key_fields] + [f"o.{quote(f.column)}" for f in org_fields]
+        # Identifiers come from the models' metadata; the digest is a bound parameter.
+        self.sql = (
+            f"SELECT {', '.join(columns)} FROM {quote(ApiKey._meta.db_table)} k "  # noqa: S608
+            f"JOIN {quote(Organization._meta.db_table)} o ON o.{quote('id')} = k.{quote('organization_id')} "
+            f"WHERE k.{quote('key_digest')} = %s AND k.{quote('revoked_at')} IS NULL"
+        )
+        self.split = len(key_fields)
+        self.key_attnames = [f.attname for f in key_fields]
+        self.org_attnames = [f.attname for f in org_fields]
+        self.key_converters = [self._converters(f) for f in key_fields]
+        self.org_converters = [self._converters(f) for f in org_fields]
+
+    @staticmethod
+    def _converters(field):
+        expression = field.get_col(field.model._meta.db_table)
+        return expression, connection.ops.get_db_converters(expression) + field.get_db_converters(connection)
+
+    @staticmethod
+    def convert(converters, values):
+        converted = []
+        for (expression, functions), value in zip(converters, values, strict=True):
+            for function in functions:
+                value = function(value, expression, connection)
+            converted.append(value)
+        return converted
+
+
+@functools.cache
+def _api_key_lookup_plan(alias: str, vendor: str) -> _LookupPlan:
+    return _LookupPlan()

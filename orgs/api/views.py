@@ -40,18 +40,17 @@ class MeView(OrgAPIView):
         tags=["Identity"],
     )
     def get(self, request):
+        # The hottest endpoint: a plain dict (IdentitySerializer documents the shape) spares DRF's field machinery.
         key = self.api_key
         return data_response(
-            IdentitySerializer(
-                {
-                    "org_id": key.organization.id,
-                    "org_name": key.organization.name,
-                    "key_id": key.id,
-                    "key_name": key.name,
-                    "key_prefix": key.key_prefix,
-                    "scopes": key.scopes,
-                }
-            ).data
+            {
+                "org_id": str(key.organization.id),
+                "org_name": key.organization.name,
+                "key_id": str(key.id),
+                "key_name": key.name,
+                "key_prefix": key.key_prefix,
+                "scopes": key.scopes,
+            }
         )
 
 

@@ -9,6 +9,7 @@ from rest_framework import authentication, exceptions
 
 from orgs.keys import digest_key
 from orgs.models import ApiKey
+from orgs.selectors import active_api_key_for_digest
 
 # decisions.md: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
 HEADER_PATTERN = re.compile(r"^Bearer ([A-Za-z0-9_]{40})$")
@@ -40,11 +41,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         match = HEADER_PATTERN.match(header)
         # Every malformed header still costs one digest lookup, so timing tells nothing about why it failed.
         digest = digest_key(match.group(1) if match else header)
-        key = (
-            ApiKey.objects.select_related("organization")
-            .filter(key_digest=digest, revoked_at__isnull=True)
-            .first()
-        )
+        key = active_api_key_for_digest(digest)
         if key is None or match is None:
             raise exceptions.AuthenticationFailed()
         self._touch(key)

@@ -7,12 +7,34 @@ headers follow the IETF RateLimit draft and go on every response through `RateLi
 import time
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.throttling import BaseThrottle
 
 from .permissions import READ_METHODS
 
 WINDOW_SECONDS = 60
+
+
+def hit(counter: str, *, ttl: int) -> int:
+    """Adds one to `counter` and returns the new count, atomically across processes.
+
+    On Redis it is one round trip (INCR and EXPIRE NX pipelined); Django's add() + incr() costs three.
+    Other caches (local memory on a bare `make run`) take the portable path.
+    """
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        name = backend.make_and_validate_key(counter)
+        pipe = backend._cache.get_client(name, write=True).pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, ttl, nx=True)
+        return pipe.execute()[0]
+    cache.add(counter, 0, timeout=ttl)
+    try:
+        return cache.incr(counter)
+    except ValueError:  # evicted between add and incr
+        cache.add(counter, 1, timeout=ttl)
+        return 1
 
 
 class KeyRateThrottle(BaseThrottle):
@@ -24,14 +46,7 @@ class KeyRateThrottle(BaseThrottle):
         limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
         now = time.time()
         window = int(now // WINDOW_SECONDS)
-        counter = f"ratelimit:{key.pk}:{kind}:{window}"
-        # add() then incr() is atomic on Redis; the expiry outlives the window so a late incr finds it.
-        cache.add(counter, 0, timeout=WINDOW_SECONDS * 2)
-        try:
-            used = cache.incr(counter)
-        except ValueError:  # evicted between add and incr
-            cache.add(counter, 1, timeout=WINDOW_SECONDS * 2)
-            used = 1
+        used = hit(f"ratelimit:{key.pk}:{kind}:{window}", ttl=WINDOW_SECONDS * 2)
         self.reset = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
         request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": self.reset}
         return used <= limit
