@@ -18,7 +18,7 @@ from datetime import timedelta
 import requests
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from requests_hardened import Config, HTTPSession
@@ -133,25 +133,40 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     return max(delay, retry_after or 0)
 
 
+def _async_commit() -> None:
+    """Bookkeeping commits skip the WAL flush wait (PostgreSQL `synchronous_commit = off`, this transaction only).
+
+    Why it is safe: the outbox rows themselves were committed durably by emit(). A database crash can lose at most
+    the last fraction of a second of claims and results; those deliveries are then simply sent again, which
+    at-least-once delivery already allows. Locking and visibility are unchanged, so no attempt is sent twice by
+    two workers. It saves one disk flush per claim and per result (most of a delivery's cost).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def claim(delivery_id, now=None) -> uuid.UUID | None:
     """Claims a due, pending, unleased delivery for one attempt; the token, or None when there is nothing to do."""
     now = now or timezone.now()
     token = uuid.uuid4()
-    claimed = (
-        Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(
-            claimed_until=now + timedelta(seconds=conf.lease_seconds()),
-            claim_token=token,
-            attempt_count=F("attempt_count") + 1,
+    with transaction.atomic():
+        _async_commit()
+        claimed = (
+            Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now)
+            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .update(
+                claimed_until=now + timedelta(seconds=conf.lease_seconds()),
+                claim_token=token,
+                attempt_count=F("attempt_count") + 1,
+            )
         )
-    )
     return token if claimed else None
 
 
 def attempt_delivery(delivery_id) -> str:
     """One attempt of a delivery if it is due and unclaimed. Returns what happened (for tests and logs):
-    "skipped", "succeeded", "retry", "failed", "disabled"."""
+    "skipped", "succeeded", "retry", "failed", "disabled", "stale" (the lease ran out before the result came)."""
     token = claim(delivery_id)
     if token is None:
         return "skipped"
@@ -176,64 +191,68 @@ def attempt_delivery(delivery_id) -> str:
 
 @transaction.atomic
 def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
-    """Logs the attempt and moves the delivery on. Runs under a row lock; a stale token only logs."""
+    """Logs the attempt and moves the delivery on, in one transaction. `delivery` is the row as read right after
+    the claim (so its attempt_count is this attempt's number, its subscription the state at send time).
+
+    The update is conditional on the claim token: when the lease ran out and another worker claimed the delivery
+    meanwhile, only the attempt is logged ("stale") and the other worker's claim stands.
+    """
+    _async_commit()
     now = timezone.now()
-    locked = Delivery.objects.select_for_update().filter(pk=delivery.pk, claim_token=token).first()
-    number = locked.attempt_count if locked else delivery.attempt_count
+    subscription = delivery.subscription
+    trigger = delivery.next_trigger
+    number = delivery.attempt_count
     DeliveryAttempt.objects.create(
         organization_id=delivery.organization_id,
         delivery_id=delivery.pk,
         number=number,
-        trigger=delivery.next_trigger,
+        trigger=trigger,
         status_code=outcome.status_code,
         duration_ms=outcome.duration_ms,
         response_body=outcome.body,
         error=outcome.error,
     )
-    if locked is None:
-        return "stale"
-    locked.last_status_code = outcome.status_code
-    locked.last_error = outcome.error
-    locked.last_attempt_at = now
-    locked.claimed_until = None
-    locked.claim_token = None
-    locked.enqueued_at = None
-    locked.next_trigger = DeliveryAttempt.Trigger.SCHEDULED
-    sub_id = locked.subscription_id
+    changes = {
+        "last_status_code": outcome.status_code,
+        "last_error": outcome.error,
+        "last_attempt_at": now,
+        "claimed_until": None,
+        "claim_token": None,
+        "enqueued_at": None,
+        "next_trigger": DeliveryAttempt.Trigger.SCHEDULED,
+        "updated_at": now,
+    }
+    exhausted = False
     if outcome.ok:
-        locked.status = Delivery.Status.SUCCEEDED
-        locked.succeeded_at = now
-        locked.next_attempt_at = None
+        changes.update(status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None)
         result = "succeeded"
-        # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
-        Subscription.objects.filter(pk=sub_id).filter(
-            Q(failing_since__isnull=False)
-            | Q(last_success_at__isnull=True)
-            | Q(last_success_at__lt=now - timedelta(seconds=1))
-        ).update(last_success_at=now, failing_since=None)
+    elif outcome.status_code == 410:
+        changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
+        result = "failed"
+    elif number >= conf.max_attempts():
+        changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
+        result = "failed"
+        exhausted = True
     else:
-        Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
-        if outcome.status_code == 410:
-            locked.status = Delivery.Status.FAILED
-            locked.next_attempt_at = None
-            result = "failed"
-            _disable(sub_id, "The endpoint answered 410 Gone.", now)
-        elif locked.attempt_count >= conf.max_attempts():
-            locked.status = Delivery.Status.FAILED
-            locked.next_attempt_at = None
-            result = "failed"
-            if delivery.next_trigger == DeliveryAttempt.Trigger.SCHEDULED:
-                _notify_exhausted(locked)
-        else:
-            locked.next_attempt_at = now + timedelta(seconds=next_delay(locked.attempt_count, outcome.retry_after))
-            result = "retry"
-        _disable_if_failing_too_long(sub_id, now)
-    locked.save(
-        update_fields=[
-            "status", "succeeded_at", "next_attempt_at", "last_status_code", "last_error", "last_attempt_at",
-            "claimed_until", "claim_token", "enqueued_at", "next_trigger", "updated_at",
-        ]
-    )
+        changes["next_attempt_at"] = now + timedelta(seconds=next_delay(number, outcome.retry_after))
+        result = "retry"
+    if not Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**changes):
+        return "stale"
+
+    sub_id = delivery.subscription_id
+    if outcome.ok:
+        # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
+        stale_health = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
+        if subscription.failing_since is not None or stale_health:
+            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=None)
+        return result
+    Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
+    if outcome.status_code == 410:
+        _disable(sub_id, "The endpoint answered 410 Gone.", now)
+    elif exhausted and trigger == DeliveryAttempt.Trigger.SCHEDULED:
+        delivery.attempt_count, delivery.last_error = number, outcome.error
+        _notify_exhausted(delivery)
+    _disable_if_failing_too_long(sub_id, now)
     return result
 
 
