@@ -1,0 +1,197 @@
+"""One matrix over every /v1 endpoint: no key, wrong scheme case, read key on writes, another org's key, another
+org's ids. Each case asserts the status, the exact body, and that nothing changed (no row, no event)."""
+
+import pytest
+from django.apps import apps
+from django.urls import get_resolver
+from rest_framework.test import APIClient
+
+from orgs.services import fact_create, location_create, team_member_create
+from tests.calls.conftest import Runtime
+from tests.factories import make_key
+from webhooks.services import emit, subscription_create
+
+WRITE_METHODS = ("post", "put", "patch", "delete")
+BODIES = {
+    "/v1/facts": {"label": "Matrix", "content": "x"},
+    "/v1/facts/{fact}": {"label": "Matrix", "content": "x"},
+    "/v1/team-members": {"name": "Matrix"},
+    "/v1/team-members/{team_member}": {"name": "Matrix"},
+    "/v1/contacts": {"phone_number": "+14155550999"},
+    "/v1/contacts/{contact}": {"name": "Matrix"},
+    "/v1/calls/{call}/order-status": {"status": "fulfilled"},
+    "/v1/webhook-subscriptions": {"url": "https://hooks.example.com/x", "events": ["call.ended"]},
+    "/v1/webhook-subscriptions/{subscription}": {"description": "Matrix"},
+    "/v1/webhook-subscriptions/{subscription}/rotate-secret": {},
+    "/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/retry": {},
+    "/v1/webhook-subscriptions/{subscription}/recover": {"since": "2026-11-01T00:00:00Z"},
+}
+# Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
+ENDPOINTS = {
+    "/v1/me": ("get",),
+    "/v1/locations": ("get",),
+    "/v1/locations/{location}": ("get",),
+    "/v1/facts": ("get", "post"),
+    "/v1/facts/{fact}": ("get", "put", "patch", "delete"),
+    "/v1/team-members": ("get", "post"),
+    "/v1/team-members/{team_member}": ("get", "patch", "delete"),
+    "/v1/contacts": ("get", "post"),
+    "/v1/contacts/{contact}": ("get", "patch"),
+    "/v1/calls": ("get",),
+    "/v1/calls/{call}": ("get",),
+    "/v1/calls/{call}/recording": ("get",),
+    "/v1/calls/{call}/order-status": ("patch",),
+    "/v1/webhook-subscriptions": ("get", "post"),
+    "/v1/webhook-subscriptions/{subscription}": ("get", "patch", "delete"),
+    "/v1/webhook-subscriptions/{subscription}/rotate-secret": ("post",),
+    "/v1/webhook-subscriptions/{subscription}/deliveries": ("get",),
+    "/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/retry": ("post",),
+    "/v1/webhook-subscriptions/{subscription}/recover": ("post",),
+}
+CASES = [(template, method) for template, methods in ENDPOINTS.items() for method in methods]
+OBJECT_CASES = [(template, method) for template, method in CASES if "{" in template]
+WRITE_CASES = [(template, method) for template, method in CASES if method in WRITE_METHODS]
+
+
+@pytest.fixture(autouse=True)
+def _media_in_tmp(settings, tmp_path):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
+    }
+
+
+@pytest.fixture
+def world(org, admin, settings):
+    """One of each object the API addresses, all in `org`."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    location = location_create(
+        org=org, name="Main", address="1 Main St", timezone="America/New_York", phone_number="+12125550100"
+    )
+    runtime = Runtime(org)
+    call_id, _ = runtime.start()
+    assert runtime.complete(call_id).status_code in (200, 201)
+    assert runtime.upload(call_id).status_code in (200, 201)
+    call = runtime.call(call_id)
+    subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
+    emit(org=org, type="call.ended", data={"call_id": str(call.id)})
+    return {
+        "location": location,
+        "fact": fact_create(org=org, label="Hours", content="9-5"),
+        "team_member": team_member_create(org=org, name="Sam"),
+        "contact": call.contact,
+        "call": call,
+        "subscription": subscription,
+        "delivery": subscription.deliveries.get(),
+    }
+
+
+def url_for(template: str, world: dict) -> str:
+    return template.format(**{name: obj.pk for name, obj in world.items()})
+
+
+def snapshot() -> dict:
+    """Row counts and the newest change of every project model: any write shows up here."""
+    state = {}
+    for model in apps.get_models():
+        if model._meta.app_label not in {"orgs", "contacts", "calls", "webhooks", "meetings", "notifications"}:
+            continue
+        manager = model._default_manager
+        state[model._meta.label] = manager.count()
+        field = next((f for f in ("updated_at", "last_used_at") if hasattr(model, f)), None)
+        if field:
+            state[f"{model._meta.label}.{field}"] = manager.order_by(f"-{field}").values_list(field, flat=True).first()
+    return state
+
+
+def request(client: APIClient, method: str, template: str, world: dict):
+    path = url_for(template, world)
+    body = BODIES.get(template)
+    return getattr(client, method)(path, body, format="json") if method != "get" else client.get(path)
+
+
+def client_with(header: str | None) -> APIClient:
+    client = APIClient()
+    if header:
+        client.credentials(HTTP_AUTHORIZATION=header)
+    return client
+
+
+def _without_last_used(state: dict) -> dict:
+    return {k: v for k, v in state.items() if not k.endswith("last_used_at")}
+
+
+@pytest.mark.parametrize(("template", "method"), CASES)
+def test_no_key_is_401_and_changes_nothing(world, template, method):
+    before = snapshot()
+    response = request(client_with(None), method, template, world)
+    assert (response.status_code, response.json()) == (401, {"error": "unauthorized"})
+    assert response["WWW-Authenticate"] == "Bearer"
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), CASES)
+def test_wrong_scheme_case_is_401_and_changes_nothing(world, write_key, template, method):
+    before = snapshot()
+    response = request(client_with(f"bearer {write_key[1]}"), method, template, world)
+    assert (response.status_code, response.json()) == (401, {"error": "unauthorized"})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), WRITE_CASES)
+def test_read_key_on_a_write_is_403_and_changes_nothing(world, read_key, template, method):
+    client = client_with(f"Bearer {read_key[1]}")
+    client.get("/v1/me")  # settle last_used_at first
+    before = snapshot()
+    response = request(client, method, template, world)
+    assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope", "required": "write"})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), OBJECT_CASES)
+def test_another_orgs_key_gets_404_for_these_ids_and_changes_nothing(world, other_key, template, method):
+    client = client_with(f"Bearer {other_key[1]}")
+    client.get("/v1/me")
+    before = snapshot()
+    response = request(client, method, template, world)
+    assert (response.status_code, response.json()) == (404, {"error": "not_found"})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), OBJECT_CASES)
+def test_a_missing_id_answers_the_same_bytes_as_another_orgs(world, write_key, other_key, template, method):
+    missing = {name: type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})() for name in world}
+    own = client_with(f"Bearer {write_key[1]}")
+    other = client_with(f"Bearer {other_key[1]}")
+    assert request(own, method, template, missing).content == request(other, method, template, world).content
+
+
+@pytest.mark.parametrize("template", [t for t, m in CASES if "{" not in t and m == "get"])
+def test_another_orgs_key_lists_only_its_own_org(world, other_key, template):
+    response = request(client_with(f"Bearer {other_key[1]}"), "get", template, world)
+    assert response.status_code == 200
+    data = response.json()["data"]
+    if isinstance(data, list):
+        assert data == []
+    else:
+        assert data["org_name"] == "Other Org"
+
+
+def test_the_matrix_covers_every_route():
+    import re
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if hasattr(pattern, "url_patterns"):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            else:
+                view = getattr(pattern.callback, "cls", None)
+                yield prefix + str(pattern.pattern), tuple(m for m in ("get", *WRITE_METHODS) if hasattr(view, m))
+
+    routes = {
+        "/" + re.sub(r"<(?:\w+:)?(\w+)>", "{}", path): methods
+        for path, methods in walk(get_resolver().url_patterns)
+        if path.startswith("v1/") and "__test__" not in path
+    }
+    matrix = {re.sub(r"\{\w+\}", "{}", template): methods for template, methods in ENDPOINTS.items()}
+    assert matrix == routes
