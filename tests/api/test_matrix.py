@@ -8,7 +8,6 @@ from rest_framework.test import APIClient
 
 from orgs.services import fact_create, location_create, team_member_create
 from tests.calls.conftest import Runtime
-from tests.factories import make_key
 from webhooks.services import emit, subscription_create
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
