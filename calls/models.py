@@ -5,6 +5,7 @@ own id (`runtime_call_id`, `runtime_event_id`) under a unique constraint, so a r
 make a second row: the database refuses it, and the service answers with the row that already exists.
 """
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -206,7 +207,11 @@ class CallbackRequest(OrgOwnedModel):
     requested_team_member = models.ForeignKey(
         "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The team's follow-up, set from the dashboard's inbox (services.callback_mark_handled).
     handled_at = models.DateTimeField(null=True, blank=True)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
 
 class Message(OrgOwnedModel):
@@ -220,6 +225,11 @@ class Message(OrgOwnedModel):
     message = models.TextField()
     caller_name = models.CharField(max_length=200, null=True, blank=True)
     callback_number = models.CharField(max_length=32, null=True, blank=True)
+    # The team's follow-up, set from the dashboard's inbox (services.message_mark_handled).
+    handled_at = models.DateTimeField(null=True, blank=True)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
 
 class EscalationRule(OrgOwnedModel):
@@ -260,6 +270,11 @@ class Escalation(OrgOwnedModel):
     destination_phone = models.CharField(max_length=32, null=True, blank=True)
     triggered_by = models.CharField(max_length=32, choices=TriggeredBy.choices)
     context = models.TextField(blank=True, default="")
+    # The team's follow-up, set from the dashboard's inbox (services.escalation_mark_handled).
+    handled_at = models.DateTimeField(null=True, blank=True)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
 
 class Calendar(OrgOwnedModel):

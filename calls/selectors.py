@@ -2,16 +2,26 @@
 
 import uuid
 
+from django.db.models import Count, Q, Subquery, Sum
+from django.db.models.functions import Coalesce, TruncDate
+
 from orgs.models import Organization
 from orgs.selectors import knowledge_for_org
 
 from .errors import CallNotFound
-from .models import Calendar, Call, EscalationRule
+from .models import Calendar, Call, CallbackRequest, Escalation, EscalationRule, Message, Order, OrderStatus
 
 
-def call_list(*, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None):
+def call_list(
+    *, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None,
+    disposition=None, scorable=None,
+):
     """The org's calls with their order and recording joined (one query per page, whatever its size)."""
     calls = Call.objects.for_org(org).select_related("order", "recording")
+    if disposition is not None:
+        calls = calls.filter(disposition=disposition)
+    if scorable is not None:
+        calls = calls.filter(scorable=scorable)
     if since is not None:
         calls = calls.filter(started_at__gte=since)
     if until is not None:
@@ -92,3 +102,74 @@ def runtime_call(*, org: Organization, runtime_call_id: str) -> Call:
     if call is None:
         raise CallNotFound()
     return call
+
+
+# --- the dashboard's overview and inbox (aggregated in SQL: a constant number of queries) -------------------
+
+
+def call_overview(*, org: Organization, today_start, week_start) -> dict:
+    """Counts for the overview: calls today and this week, outcomes this week, and what waits on the team.
+
+    Four queries whatever the data size. `today_start` / `week_start` are aware datetimes chosen by the caller.
+    """
+    calls = Call.objects.for_org(org)
+    totals = calls.aggregate(
+        today=Count("id", filter=Q(started_at__gte=today_start)),
+        week=Count("id", filter=Q(started_at__gte=week_start)),
+    )
+    outcomes = list(
+        calls.filter(started_at__gte=week_start)
+        .values("outcome")
+        .annotate(today=Count("id", filter=Q(started_at__gte=today_start)), week=Count("id"))
+        .order_by("-week", "outcome")
+    )
+    orders = Order.objects.for_org(org).aggregate(
+        new=Count("id", filter=Q(status=OrderStatus.NEW)),
+        in_progress=Count("id", filter=Q(status=OrderStatus.IN_PROGRESS)),
+    )
+    # The three inbox counts in one round trip: scalar subqueries on the org's own row.
+    waiting = Organization.objects.filter(pk=org.pk).values(
+        callbacks=_open_count(CallbackRequest, org),
+        messages=_open_count(Message, org),
+        escalations=_open_count(Escalation, org),
+    ).get()
+    return {"totals": totals, "outcomes": outcomes, "orders": orders, "waiting": waiting}
+
+
+def _open_count(model, org: Organization):
+    rows = model.objects.for_org(org).filter(handled_at__isnull=True).order_by().values("organization")
+    return Coalesce(Subquery(rows.annotate(n=Count("id")).values("n")[:1]), 0)
+
+
+def calls_per_day(*, org: Organization, since) -> list[dict]:
+    """`[{day, outcome, calls, score_sum, scored}]` for calls started at or after `since`, grouped by day (in
+    the current time zone) and outcome. One query; the caller fills in empty days and averages the scores."""
+    return list(
+        Call.objects.for_org(org)
+        .filter(started_at__gte=since)
+        .annotate(day=TruncDate("started_at"))
+        .values("day", "outcome")
+        .annotate(
+            calls=Count("id"),
+            score_sum=Sum("score", filter=Q(scorable=True)),
+            scored=Count("score", filter=Q(scorable=True)),
+        )
+        .order_by("day", "outcome")
+    )
+
+
+INBOX_KINDS = {"callback": CallbackRequest, "message": Message, "escalation": Escalation}
+_INBOX_RELATED = {
+    "callback": ("call", "contact", "requested_team_member", "handled_by"),
+    "message": ("call", "call__contact", "for_team_member", "handled_by"),
+    "escalation": ("call", "call__contact", "destination_team_member", "handled_by"),
+}
+
+
+def inbox_list(*, org: Organization, kind: str, handled: bool | None = None):
+    """The org's callback requests, messages or escalations (`kind`), newest first, with their call joined.
+    `handled` False: still waiting on the team; True: handled; None: both."""
+    items = INBOX_KINDS[kind].objects.for_org(org).select_related(*_INBOX_RELATED[kind])
+    if handled is not None:
+        items = items.filter(handled_at__isnull=not handled)
+    return items.order_by("-created_at", "-id")

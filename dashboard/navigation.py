@@ -30,7 +30,14 @@ class NavSection:
 
 
 NAV: tuple[NavSection, ...] = (
-    NavSection(None, (NavItem("Overview", "dashboard:home", match=("home",)),)),
+    NavSection(
+        None,
+        (
+            NavItem("Overview", "dashboard:home", match=("home",)),
+            NavItem("Calls", "dashboard:calls", match=("call",)),
+            NavItem("Inbox", "dashboard:inbox", match=("inbox",)),
+        ),
+    ),
     NavSection(
         "Your line",
         (

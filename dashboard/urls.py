@@ -1,12 +1,12 @@
 from django.urls import path
 
 from . import views
-from .pages import contacts, knowledge, locations, team, webhooks
+from .pages import calls, contacts, inbox, knowledge, locations, overview, team, webhooks
 
 app_name = "dashboard"
 
 urlpatterns = [
-    path("", views.HomeView.as_view(), name="home"),
+    path("", overview.OverviewView.as_view(), name="home"),
     path("signup/", views.SignupView.as_view(), name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
@@ -18,6 +18,12 @@ urlpatterns = [
     path("settings/api-keys/<uuid:key_id>/revoke/", views.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
     path("settings/members/", views.MembersView.as_view(), name="members"),
     path("settings/members/<int:membership_id>/role/", views.MemberRoleView.as_view(), name="member-role"),
+    # Calls and inbox (dashboard/pages/). `calls/<id>` without a slash: it is the `call_url` of `call.ended`.
+    path("calls/", calls.CallListView.as_view(), name="calls"),
+    path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),
+    path("calls/<uuid:call_id>/order-status", calls.OrderStatusView.as_view(), name="call-order-status"),
+    path("inbox/", inbox.InboxView.as_view(), name="inbox"),
+    path("inbox/<str:kind>/<uuid:item_id>/handled", inbox.MarkHandledView.as_view(), name="inbox-handled"),
     # Contacts, knowledge base, locations, team (dashboard/pages/).
     path("contacts/", contacts.ContactListView.as_view(), name="contacts"),
     path("contacts/new/", contacts.ContactCreateView.as_view(), name="contact-create"),

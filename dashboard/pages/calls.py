@@ -1,0 +1,225 @@
+"""Calls: the filterable, paginated call history, and one call's page (transcript, checks, recording, order).
+
+Reads go through `calls.selectors` (the same as `/v1/calls`), the recording URL through the same minting
+function as `GET /v1/calls/{id}/recording`, and an order's status through `calls.services.order_set_status`
+with `source=team_via_dashboard`. Changing an order's status is for every member, not only admins: members are
+the people running the phone line and the kitchen. The call page's URL is `/calls/<id>`, exactly the
+`call_url` that `call.ended` carries (calls/events.py).
+"""
+
+import re
+from datetime import datetime, time, timedelta
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.views.generic import TemplateView
+
+from calls import recordings, selectors, services
+from calls.errors import CallNotFound
+from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
+from orgs.models import Location
+from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
+
+from ..forms import DashboardForm
+from ..mixins import OrgMixin
+
+PAGE_SIZE = 25
+SCORABLE_CHOICES = [("", "Any"), ("yes", "Scorable"), ("no", "Unscorable")]
+STATUS_ACTIONS = {
+    OrderStatus.IN_PROGRESS: ("Start preparing", "btn--secondary"),
+    OrderStatus.FULFILLED: ("Mark fulfilled", "btn--primary"),
+    OrderStatus.CANCELED: ("Cancel order", "btn--danger-ghost"),
+}
+
+
+class CallFilterForm(DashboardForm):
+    """The list's filters. Every choice is checked: another org's location id or an unknown value is a form
+    error shown beside the field, never a 500 and never a silently wider list."""
+
+    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    location = forms.ModelChoiceField(label="Location", queryset=Location.objects.none(), required=False,
+                                      empty_label="All locations")
+    outcome = forms.ChoiceField(label="Outcome", required=False)
+    disposition = forms.ChoiceField(
+        label="Disposition", required=False, choices=[("", "Any"), *Call.Disposition.choices]
+    )
+    scorable = forms.ChoiceField(label="Scoring", required=False, choices=SCORABLE_CHOICES)
+
+    def __init__(self, *args, org, outcomes, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location"].queryset = Location.objects.for_org(org).order_by("name")
+        self.fields["outcome"].choices = [("", "Any"), *((o, o.replace("_", " ").capitalize()) for o in outcomes)]
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and until < since:
+            self.add_error("until", "The end date must not be before the start date.")
+        return data
+
+    def selector_filters(self) -> dict:
+        """`call_list` keyword arguments; dates are whole UTC days, `until` inclusive."""
+        data = self.cleaned_data
+        day = lambda d: timezone.make_aware(datetime.combine(d, time.min))  # noqa: E731
+        return {
+            "since": day(data["since"]) if data.get("since") else None,
+            "until": day(data["until"]) + timedelta(days=1) if data.get("until") else None,
+            "location_id": data["location"].pk if data.get("location") else None,
+            "outcome": data.get("outcome") or None,
+            "disposition": data.get("disposition") or None,
+            "scorable": {"yes": True, "no": False}.get(data.get("scorable") or ""),
+        }
+
+
+class CallListView(OrgMixin, TemplateView):
+    """The org's calls, newest first, 25 a page. Unscorable calls (robocalls, dialers, wrong numbers) are listed
+    and marked. A constant number of queries: the filter choices, the count, and one page of rows."""
+
+    template_name = "dashboard/calls/list.html"
+
+    def get_context_data(self, **kwargs):
+        params = self.request.GET.copy()
+        params.pop("page", None)
+        outcomes = selectors.call_list(org=self.org).exclude(outcome__isnull=True).exclude(outcome="")
+        outcomes = sorted(set(outcomes.order_by().values_list("outcome", flat=True).distinct()))
+        form = CallFilterForm(params or None, org=self.org, outcomes=outcomes)
+        filters = form.selector_filters() if form.is_bound and form.is_valid() else {}
+        rows = []
+        page = None
+        if not form.is_bound or form.is_valid():
+            calls = selectors.call_list(org=self.org, **filters).select_related("location", "contact")
+            page = Paginator(calls.order_by("-started_at", "-id"), PAGE_SIZE).get_page(self.request.GET.get("page"))
+            rows = page.object_list
+        return super().get_context_data(
+            form=form, page=page, calls=rows, filtered=bool(filters and any(v is not None for v in filters.values())),
+            querystring=params.urlencode(), **kwargs,
+        )
+
+
+def highlight(text: str, quotes: list[tuple[str, int]]) -> list[dict]:
+    """Splits `text` into `[{text, check}]` segments, where `check` is the number of the quality check whose
+    quoted evidence the segment is (None for plain text). Matching ignores case and runs of whitespace, as
+    the verification in calls.services does. The template escapes every segment: nothing here is markup."""
+    spans = []
+    for quote, check in quotes:
+        words = quote.split()
+        if not words:
+            continue
+        pattern = r"\s+".join(re.escape(w) for w in words)
+        for match in re.finditer(pattern, text, flags=re.IGNORECASE):
+            spans.append((match.start(), match.end(), check))
+    spans.sort()
+    segments, cursor = [], 0
+    for start, end, check in spans:
+        if start < cursor:  # overlapping quotes: the first one wins
+            continue
+        if start > cursor:
+            segments.append({"text": text[cursor:start], "check": None})
+        segments.append({"text": text[start:end], "check": check})
+        cursor = end
+    if cursor < len(text):
+        segments.append({"text": text[cursor:], "check": None})
+    return segments
+
+
+def _turn_of(transcript: list[dict], check: int, quote: str) -> int | None:
+    """The number of the first turn where `quote` is marked as check `check`'s evidence (None: not found)."""
+    want = " ".join(quote.lower().split())
+    for turn in transcript:
+        for segment in turn["segments"]:
+            if segment["check"] == check and " ".join(segment["text"].lower().split()) == want:
+                return turn["index"]
+    return None
+
+
+class OrderStatusForm(DashboardForm):
+    status = forms.ChoiceField(label="New status", choices=OrderStatus.choices)
+
+
+class CallDetailView(OrgMixin, TemplateView):
+    """One call: summary, the transcript as a conversation with the checks' evidence marked, the quality checks,
+    the trail, the recording (a URL minted for this page view), the contact and, for an order, the order with
+    its status control."""
+
+    template_name = "dashboard/calls/detail.html"
+
+    def get_call(self) -> Call:
+        if not hasattr(self, "_call"):
+            try:
+                self._call = selectors.call_get(org=self.org, call_id=self.kwargs["call_id"])
+            except CallNotFound:
+                raise Http404 from None
+        return self._call
+
+    def get_context_data(self, **kwargs):
+        call = self.get_call()
+        order = selectors.call_order(call)
+        recording = selectors.call_recording(call)
+        checks = [{**check, "number": i} for i, check in enumerate(call.quality_checks or [], start=1)]
+        quotes = [(quote, check["number"]) for check in checks for quote in check.get("evidence") or []]
+        transcript = [
+            {**turn, "index": i, "segments": highlight(str(turn.get("text", "")), quotes)}
+            for i, turn in enumerate(call.transcript or [], start=1)
+        ]
+        for check in checks:
+            check["quotes"] = [{"text": q, "turn": _turn_of(transcript, check["number"], q)}
+                               for q in check.get("evidence") or []]
+        actions = []
+        if order is not None:
+            actions = [
+                {"status": status, "label": STATUS_ACTIONS[status][0], "style": STATUS_ACTIONS[status][1]}
+                for status in (OrderStatus.IN_PROGRESS, OrderStatus.FULFILLED, OrderStatus.CANCELED)
+                if status in ORDER_TRANSITIONS[order.status]
+            ]
+        kwargs.setdefault("status_form", OrderStatusForm(auto_id="id_order_%s"))
+        return super().get_context_data(
+            call=call, order=order, recording=recording,
+            playback=recordings.playback(recording) if recording is not None else None,
+            checks=checks, transcript=transcript, actions=actions,
+            unscorable=not call.scorable and call.is_completed,
+            classification_label=Classification(call.classification).label if call.classification else None,
+            **kwargs,
+        )
+
+
+class OrderStatusView(CallDetailView):
+    """POST only: moves the call's order to `status` through `order_set_status`, as the signed-in user with
+    `source=team_via_dashboard` (the event's `canceled_by` on a cancellation). A bad value or a move the order
+    does not allow (e.g. a stale page after someone else fulfilled it) re-renders the call page with the error
+    beside the control, and nothing changes."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        call = self.get_call()
+        form = OrderStatusForm(request.POST, auto_id="id_order_%s")
+        status = 400
+        if form.is_valid():
+            try:
+                order, changed = services.order_set_status(
+                    call=call, status=form.cleaned_data["status"], changed_by=str(request.user.pk),
+                    source=CancelSource.TEAM_VIA_DASHBOARD,
+                )
+            except InvalidTransition as exc:
+                form.add_error("status", exc.message)
+                status = 409
+            except ValidationFailed as exc:
+                form.apply_domain_error(exc)
+            except NotFound:
+                raise Http404 from None  # no order on this call: the API's 404 too
+            else:
+                label = f"Order #{order.call_order_number}"
+                state = order.get_status_display().lower()
+                if changed:
+                    messages.success(request, f"{label} is now {state}.")
+                else:
+                    messages.info(request, f"{label} was already {state}: nothing changed.")
+                return redirect("dashboard:call", call_id=call.pk)
+        # Re-read the call so the page shows the order as it is now, not as it was before the attempt.
+        del self._call
+        return self.render_to_response(self.get_context_data(status_form=form), status=status)

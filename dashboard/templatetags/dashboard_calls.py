@@ -1,0 +1,31 @@
+"""Filters of the calls, overview and inbox pages: money in cents, and the badge style of a score or status."""
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def cents(value):
+    """1450 -> "$14.50" (the demo catalog is in dollars; orders carry no currency of their own yet)."""
+    if value is None or value == "":
+        return ""
+    value = int(value)
+    sign = "−" if value < 0 else ""
+    return f"{sign}${abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+@register.filter
+def score_style(score):
+    """The badge modifier for a 0..100 quality score."""
+    if score is None:
+        return "muted"
+    return "success" if score >= 80 else "warning" if score >= 50 else "danger"
+
+
+ORDER_STATUS_STYLES = {"new": "info", "in_progress": "warning", "fulfilled": "success", "canceled": "muted"}
+
+
+@register.filter
+def order_status_style(status):
+    return ORDER_STATUS_STYLES.get(status, "muted")
