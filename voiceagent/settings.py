@@ -156,6 +156,11 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVERS": [{"url": BASE_URL}],
+    "ENUM_NAME_OVERRIDES": {
+        "OrderStatusEnum": "calls.models.OrderStatus",
+        "CallStatusEnum": "calls.models.Call.Status",
+        "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
+    },
 }
 
 # Celery: Redis in production, a file-system broker under var/ on a bare machine.
@@ -185,6 +190,9 @@ WEBHOOK_LEASE_SECONDS = env.float("WEBHOOK_LEASE_SECONDS", default=60)
 WEBHOOK_REENQUEUE_AFTER_SECONDS = env.float("WEBHOOK_REENQUEUE_AFTER_SECONDS", default=30)
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=2)
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
+# Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
+# connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
