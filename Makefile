@@ -18,7 +18,7 @@ venv: $(BIN)/.installed
 	$(BIN)/python scripts/write_env.py
 
 run: venv .env
-	mkdir -p var
+	mkdir -p var/broker/out var/broker/processed var/broker/control var/media
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py seed_demo
