@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from contacts.models import Contact
 from contacts.services import contact_get_or_create_for_caller
+from notifications.services import notify_callback_requested, notify_escalation_triggered, notify_message_taken
 from orgs.models import Location, Organization, TeamMember
 from orgs.phones import normalize_phone
 from orgs.services import knowledge_version_bump
@@ -334,6 +335,7 @@ def call_complete(
             emit(org=org, type="call.ended", data=events.call_ended_data(call, placed))
             for message in taken:
                 emit(org=org, type="call.message_taken", data=events.message_taken_data(message, call))
+                notify_message_taken(message=message, call=call)  # e-mailed exactly when announced
         return call, True
 
 
@@ -421,6 +423,7 @@ def callback_request_create(*, call: Call, data: dict) -> dict:
         requested_team_member=member,
     )
     emit(org=org, type="call.callback_requested", data=events.callback_requested_data(callback, call))
+    notify_callback_requested(callback=callback, call=call)  # the spec: e-mail the recipients in real time
     return {"callback_request_id": str(callback.pk)}
 
 
@@ -443,6 +446,7 @@ def escalation_create(*, call: Call, data: dict) -> dict:
         context=data.get("context", ""),
     )
     emit(org=org, type="call.escalation_triggered", data=events.escalation_triggered_data(escalation, call))
+    notify_escalation_triggered(escalation=escalation, call=call)
     return {"escalation_id": str(escalation.pk)}
 
 

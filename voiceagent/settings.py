@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "calls",
     "webhooks",
     "meetings",
+    "notifications",
     "dashboard",
 ]
 
@@ -191,6 +192,14 @@ WEBHOOK_LEASE_SECONDS = env.float("WEBHOOK_LEASE_SECONDS", default=60)
 WEBHOOK_REENQUEUE_AFTER_SECONDS = env.float("WEBHOOK_REENQUEUE_AFTER_SECONDS", default=30)
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=2)
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
+
+# Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
+NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default
+NOTIFICATION_REENQUEUE_AFTER_SECONDS = env.float("NOTIFICATION_REENQUEUE_AFTER_SECONDS", default=30)
+NOTIFICATION_SWEEP_INTERVAL_SECONDS = env.float("NOTIFICATION_SWEEP_INTERVAL_SECONDS", default=5)
+CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
+    "task": "notifications.sweep", "schedule": NOTIFICATION_SWEEP_INTERVAL_SECONDS,
+}
 # Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
 # connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
@@ -198,6 +207,8 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Voice Agent <no-reply@voiceagent.local>")
+# A send holds its outbox row's lock; SMTP must not hang it (Django's default is no timeout at all).
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
 
 LOGGING = {
     "version": 1,

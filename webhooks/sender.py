@@ -16,14 +16,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import requests
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 
-from orgs.models import Membership
+from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
 
 from . import conf, crypto
 from .models import Delivery, DeliveryAttempt, Subscription
@@ -256,23 +254,6 @@ def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
     return result
 
 
-def _org_admin_emails(org_id) -> list[str]:
-    return sorted(
-        email
-        for email in Membership.objects.filter(organization_id=org_id, role=Membership.Role.ADMIN)
-        .exclude(user__email="")
-        .values_list("user__email", flat=True)
-    )
-
-
-def _mail_admins_on_commit(org_id, subject: str, message: str) -> None:
-    recipients = _org_admin_emails(org_id)
-    if recipients:
-        transaction.on_commit(
-            lambda: send_mail(subject, message, settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=True)
-        )
-
-
 def _disable(subscription_id, reason: str, now) -> bool:
     """Disables a subscription with a reason and emails its org's admins; False when it was already disabled."""
     subscription = Subscription.objects.select_for_update().get(pk=subscription_id)
@@ -282,13 +263,8 @@ def _disable(subscription_id, reason: str, now) -> bool:
     subscription.disabled_reason = reason
     subscription.disabled_at = now
     subscription.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
-    _mail_admins_on_commit(
-        subscription.organization_id,
-        "Webhook endpoint disabled",
-        f"Webhook deliveries to {subscription.url} were stopped: {reason}\n"
-        f"Fix the endpoint, then enable the subscription again and recover missed deliveries "
-        f"(POST /v1/webhook-subscriptions/{subscription.pk}/recover).\n\n{settings.DASHBOARD_URL}",
-    )
+    # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
+    notify_webhook_disabled(subscription=subscription, reason=reason)
     logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
     return True
 
@@ -302,14 +278,7 @@ def _disable_if_failing_too_long(subscription_id, now) -> None:
 
 def _notify_exhausted(delivery: Delivery) -> None:
     subscription = Subscription.objects.only("url", "organization_id").get(pk=delivery.subscription_id)
-    _mail_admins_on_commit(
-        delivery.organization_id,
-        "Webhook event could not be delivered",
-        f"Event {delivery.event_id} could not be delivered to {subscription.url} after "
-        f"{delivery.attempt_count} attempts. Last error: {delivery.last_error or '-'}\n"
-        f"Retry it from the dashboard or with POST /v1/webhook-subscriptions/{subscription.pk}/deliveries/"
-        f"{delivery.pk}/retry.\n\n{settings.DASHBOARD_URL}",
-    )
+    notify_webhook_exhausted(delivery=delivery, subscription=subscription)
 
 
 def sweep_due(limit: int = 1000) -> int:

@@ -1,0 +1,121 @@
+"""What each notification e-mail says: a subject, a plain-text body and an HTML body, from templates in
+notifications/templates/notifications/ (`<name>.txt` renders with autoescape off, `<name>.html` with it on, so
+a caller's words are shown as typed in the text part and can never become markup in the HTML part)."""
+
+import re
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from calls.events import call_url
+
+from . import conf
+
+UNKNOWN_CALLER = "Unknown caller"
+WITHHELD = "withheld"
+
+
+@dataclass(frozen=True)
+class Content:
+    subject: str
+    text: str
+    html: str
+
+
+def _subject(text: str) -> str:
+    """One line (a newline in a header is refused, and could inject one), at most SUBJECT_MAX_CHARS."""
+    line = re.sub(r"\s+", " ", text).strip()
+    return line if len(line) <= conf.SUBJECT_MAX_CHARS else line[: conf.SUBJECT_MAX_CHARS - 1] + "…"
+
+
+def render(name: str, subject: str, context: dict) -> Content:
+    context = {**context, "subject": _subject(subject), "dashboard_url": settings.DASHBOARD_URL}
+    return Content(
+        subject=context["subject"],
+        text=render_to_string(f"notifications/{name}.txt", context),
+        html=render_to_string(f"notifications/{name}.html", context),
+    )
+
+
+def _when(call) -> str:
+    """The call's start in its location's time zone (UTC without a location), e.g. "Nov 20, 2026, 12:00 UTC"."""
+    zone_name = call.location.timezone if call.location_id else "UTC"
+    try:
+        zone = ZoneInfo(zone_name)
+    except (KeyError, ValueError):
+        zone_name, zone = "UTC", ZoneInfo("UTC")
+    local = timezone.localtime(call.started_at, zone)
+    return f"{local:%b} {local.day}, {local:%Y, %H:%M} {zone_name}"
+
+
+def call_context(call) -> dict:
+    contact = call.contact if call.contact_id else None
+    return {
+        "call": call,
+        "call_link": call_url(call),
+        "caller": call.caller_name or (contact.name if contact and contact.name else None) or UNKNOWN_CALLER,
+        "from_number": call.from_number or WITHHELD,
+        "location": call.location.name if call.location_id else None,
+        "started": _when(call),
+    }
+
+
+def callback_requested(callback, call) -> Content:
+    context = call_context(call)
+    window = callback.get_requested_window_display()
+    if callback.custom_window:
+        window = callback.custom_window if window == "Custom" else f"{window}: {callback.custom_window}"
+    context.update(
+        number=callback.callback_number or call.from_number or WITHHELD,
+        window=window,
+        reason=callback.reason or "(no reason given)",
+        for_member=callback.requested_team_member.name if callback.requested_team_member_id else None,
+    )
+    return render("callback_requested", f"Callback requested: {context['caller']}, {context['number']}", context)
+
+
+def message_taken(message, call) -> Content:
+    context = call_context(call)
+    caller = message.caller_name or context["caller"]
+    context.update(
+        caller=caller,
+        number=message.callback_number or call.from_number or WITHHELD,
+        for_member=message.for_team_member_name,
+        message=message.message,
+    )
+    who = f" for {message.for_team_member_name}" if message.for_team_member_name else ""
+    return render("message_taken", f"Message{who} from {caller}", context)
+
+
+def escalation_triggered(escalation, call) -> Content:
+    context = call_context(call)
+    destination = (
+        escalation.destination_team_member.name if escalation.destination_team_member_id else None
+    ) or escalation.destination_phone
+    context.update(
+        number=call.from_number or WITHHELD,
+        rule=escalation.rule_name,
+        triggered_by=escalation.get_triggered_by_display(),
+        destination=destination,
+        reason=escalation.context or "(no context given)",
+    )
+    return render("escalation_triggered", f"Escalation: {escalation.rule_name} ({context['caller']})", context)
+
+
+def webhook_disabled(subscription, reason: str) -> Content:
+    return render("webhook_disabled", "Webhook endpoint disabled", {
+        "subscription": subscription,
+        "reason": reason,
+        "link": f"{settings.DASHBOARD_URL}/settings/webhooks/{subscription.pk}/",
+    })
+
+
+def webhook_exhausted(delivery, subscription) -> Content:
+    return render("webhook_exhausted", "Webhook event could not be delivered", {
+        "subscription": subscription,
+        "delivery": delivery,
+        "link": f"{settings.DASHBOARD_URL}/settings/webhooks/{subscription.pk}/",
+    })

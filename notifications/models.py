@@ -1,0 +1,115 @@
+"""Who is told about what (`NotificationRecipient`), and the e-mail outbox (`EmailNotification`).
+
+A recipient is a team member (mailed at the member's current e-mail) or a plain e-mail address, with the kinds
+of notification it gets. Every e-mail to send is one `EmailNotification` row, written in the same transaction as
+the change it tells about, with its subject and bodies rendered then (fixed once, like a webhook event's bytes).
+A Celery task sends a row under its lock and marks it sent in the same transaction, so a retry never mails twice.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
+
+from orgs.tenancy import OrgOwnedModel
+
+
+class Kind(models.TextChoices):
+    """What a notification is about. The values are also `NotificationRecipient`'s boolean field names."""
+
+    CALLBACK_REQUESTS = "callback_requests", "Callback requests"
+    MESSAGES = "messages", "Messages"
+    ESCALATIONS = "escalations", "Escalations"
+    WEBHOOK_PROBLEMS = "webhook_problems", "Webhook problems"
+
+
+KIND_FIELDS = tuple(Kind.values)
+
+
+class NotificationRecipient(OrgOwnedModel):
+    """One person or address the org's notification e-mails go to, and which kinds each one gets.
+
+    Exactly one of `team_member` (its e-mail is read at send time, so an edited address is followed) and `email`
+    is set (a check constraint). One row per team member and per address (case-insensitive) in an org: the
+    services turn a clash into Conflict. Deleting the team member deletes the recipient.
+    """
+
+    team_member = models.ForeignKey(
+        "orgs.TeamMember", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    email = models.EmailField(max_length=254, null=True, blank=True)
+    callback_requests = models.BooleanField(default=False)
+    messages = models.BooleanField(default=False)
+    escalations = models.BooleanField(default=False)
+    webhook_problems = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(team_member__isnull=False) & Q(email__isnull=True))
+                | (Q(team_member__isnull=True) & Q(email__isnull=False)),
+                name="notification_recipient_member_xor_email",
+            ),
+            models.UniqueConstraint(
+                fields=["organization", "team_member"], condition=Q(team_member__isnull=False),
+                name="uniq_notification_recipient_member",
+            ),
+            models.UniqueConstraint(
+                "organization", Lower("email"), condition=Q(email__isnull=False),
+                name="uniq_notification_recipient_email",
+            ),
+        ]
+        indexes = [models.Index(fields=["organization", "created_at"], name="notif_recipient_org_idx")]
+
+    def __str__(self):
+        return self.address or "(no e-mail)"
+
+    @property
+    def address(self) -> str | None:
+        """Where this recipient's mail goes now; None for a team member without an e-mail."""
+        return self.team_member.email if self.team_member_id else self.email
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kind for kind in KIND_FIELDS if getattr(self, kind)]
+
+
+class EmailNotification(OrgOwnedModel):
+    """One e-mail to one address about one thing: the outbox row the `notifications.send` task works on.
+
+    `source` names the thing (`callback_request:<id>`, `message:<id>`, ...); (org, source, to_email) is unique,
+    so one thing never mails one address twice. `pending` rows are due at `next_attempt_at`; a failed try
+    schedules the next one there (the beat sweep enqueues it) until the attempts run out (`failed`).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    source = models.CharField(max_length=200)
+    call = models.ForeignKey("calls.Call", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    to_email = models.CharField(max_length=254)
+    subject = models.CharField(max_length=300)
+    body_text = models.TextField()
+    body_html = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # When a send task was last put on the broker; the sweep leaves recently enqueued rows alone.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "source", "to_email"], name="uniq_email_notification_per_recipient"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="email_notif_due_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} to {self.to_email} ({self.status})"
