@@ -37,6 +37,7 @@ class SubscriptionListView(SubscriptionBaseView):
     @extend_schema(
         tags=TAGS,
         summary="List webhook subscriptions",
+        operation_id="webhook_subscriptions_list",
         parameters=[ListParams],
         responses={200: list_envelope(SubscriptionSerializer), **error_responses(400)},
     )
@@ -109,6 +110,7 @@ class DeliveryListView(SubscriptionBaseView):
     @extend_schema(
         tags=TAGS,
         summary="List a subscription's deliveries with their attempt log",
+        operation_id="webhook_subscription_deliveries_list",
         parameters=[ListParams],
         responses={200: list_envelope(DeliverySerializer), **error_responses(400, 404)},
     )
