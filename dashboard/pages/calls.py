@@ -162,8 +162,12 @@ class CallDetailView(OrgMixin, TemplateView):
         recording = selectors.call_recording(call)
         checks = [{**check, "number": i} for i, check in enumerate(call.quality_checks or [], start=1)]
         quotes = [(quote, check["number"]) for check in checks for quote in check.get("evidence") or []]
+        verdicts = {check["number"]: check.get("verdict") for check in checks}
         transcript = [
-            {**turn, "index": i, "segments": highlight(str(turn.get("text", "")), quotes)}
+            {**turn, "index": i, "segments": [
+                {**segment, "verdict": verdicts.get(segment["check"])}
+                for segment in highlight(str(turn.get("text", "")), quotes)
+            ]}
             for i, turn in enumerate(call.transcript or [], start=1)
         ]
         for check in checks:

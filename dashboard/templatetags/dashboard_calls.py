@@ -29,3 +29,9 @@ ORDER_STATUS_STYLES = {"new": "info", "in_progress": "warning", "fulfilled": "su
 @register.filter
 def order_status_style(status):
     return ORDER_STATUS_STYLES.get(status, "muted")
+
+
+@register.filter
+def outcome_label(outcome):
+    """ "order_canceled" -> "Order canceled"."""
+    return str(outcome).replace("_", " ").capitalize() if outcome else ""
