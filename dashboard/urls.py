@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .pages import calls, contacts, inbox, knowledge, locations, overview, team, webhooks
+from .pages import calls, contacts, inbox, knowledge, locations, notifications, overview, team, webhooks
 
 app_name = "dashboard"
 
@@ -41,6 +41,16 @@ urlpatterns = [
     path("team/new/", team.TeamMemberCreateView.as_view(), name="team-member-create"),
     path("team/<uuid:member_id>/edit/", team.TeamMemberEditView.as_view(), name="team-member-edit"),
     path("team/<uuid:member_id>/delete/", team.TeamMemberDeleteView.as_view(), name="team-member-delete"),
+    # Settings → Notifications (dashboard/pages/notifications.py).
+    path("settings/notifications/", notifications.NotificationsView.as_view(), name="notifications"),
+    path(
+        "settings/notifications/<uuid:recipient_id>/edit/", notifications.RecipientEditView.as_view(),
+        name="notification-recipient-edit",
+    ),
+    path(
+        "settings/notifications/<uuid:recipient_id>/delete/", notifications.RecipientDeleteView.as_view(),
+        name="notification-recipient-delete",
+    ),
     # Settings → Webhooks.
     path("settings/webhooks/", webhooks.WebhookListView.as_view(), name="webhooks"),
     path("settings/webhooks/new/", webhooks.WebhookCreateView.as_view(), name="webhook-create"),

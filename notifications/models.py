@@ -72,6 +72,10 @@ class NotificationRecipient(OrgOwnedModel):
     def kinds(self) -> list[str]:
         return [kind for kind in KIND_FIELDS if getattr(self, kind)]
 
+    @property
+    def kind_labels(self) -> list[str]:
+        return [Kind(kind).label for kind in self.kinds]
+
 
 class EmailNotification(OrgOwnedModel):
     """One e-mail to one address about one thing: the outbox row the `notifications.send` task works on.

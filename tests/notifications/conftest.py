@@ -1,0 +1,113 @@
+"""Fixtures of the notification tests: recipients, the runtime client, dashboard clients, a real Celery
+worker whose e-mail goes to files, and helpers that read what was sent."""
+
+import email
+import email.policy
+import time
+from pathlib import Path
+
+import pytest
+
+from notifications.models import EmailNotification
+from notifications.sender import send_notification
+from notifications.services import recipient_create
+from orgs.services import team_member_create
+from tests.calls.conftest import Runtime
+from tests.dashboard.conftest import logged_in
+from tests.factories import MembershipFactory
+from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export
+
+SEPARATOR = b"\n" + b"-" * 79 + b"\n"  # what Django's file backend writes after each message
+
+
+@pytest.fixture(autouse=True)
+def _broker_folders():
+    """On-commit enqueues need the file-system broker's folders when there is no Redis."""
+    from tests.support.celery_worker import ensure_broker_folders
+
+    ensure_broker_folders()
+
+
+@pytest.fixture(autouse=True)
+def _flaky_counter_reset():
+    from tests.notifications.backends import FlakyLocmemBackend
+
+    FlakyLocmemBackend.tried = 0
+
+
+@pytest.fixture
+def runtime(org):
+    return Runtime(org)
+
+
+@pytest.fixture
+def maria(org):
+    return team_member_create(org=org, name="Maria Lopez", role="Manager", email="maria@acme.example")
+
+
+@pytest.fixture
+def sam(org):
+    return team_member_create(org=org, name="Sam Chen", role="Chef", email="sam@acme.example")
+
+
+@pytest.fixture
+def recipients(org, admin, maria):
+    """Maria (a team member) and the front desk (a plain address) get callback requests; Maria gets escalations,
+    the front desk gets messages."""
+    return [
+        recipient_create(org=org, by=admin, team_member=maria, callback_requests=True, escalations=True),
+        recipient_create(org=org, by=admin, email="frontdesk@acme.example", callback_requests=True, messages=True),
+    ]
+
+
+@pytest.fixture
+def other_org_recipient(other_org):
+    admin = MembershipFactory(organization=other_org, role="admin").user
+    return recipient_create(org=other_org, by=admin, email="them@other.example", callback_requests=True,
+                            messages=True, escalations=True, webhook_problems=True)
+
+
+@pytest.fixture
+def admin_client(admin):
+    return logged_in(admin)
+
+
+@pytest.fixture
+def member_client(member):
+    return logged_in(member)
+
+
+@pytest.fixture
+def outsider_client(other_org):
+    return logged_in(MembershipFactory(organization=other_org, role="admin").user)
+
+
+def send_pending() -> dict[str, str]:
+    """Runs the send task's body for every pending row, as a worker would: {to_email: result}."""
+    rows = EmailNotification.objects.filter(status=EmailNotification.Status.PENDING).order_by("to_email")
+    return {row.to_email: send_notification(row.pk) for row in rows}
+
+
+def read_mail_files(folder: Path) -> list[email.message.EmailMessage]:
+    """Every message Django's file backend wrote under `folder`."""
+    messages = []
+    for path in sorted(folder.glob("*.log")):
+        for chunk in path.read_bytes().split(SEPARATOR):
+            if chunk.strip():
+                messages.append(email.message_from_bytes(chunk, policy=email.policy.default))
+    return messages
+
+
+def wait_for_mail(folder: Path, count: int, timeout: float = 20.0) -> list[email.message.EmailMessage]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        messages = read_mail_files(folder)
+        if len(messages) >= count:
+            return messages
+        time.sleep(0.1)
+    return read_mail_files(folder)
+
+
+def parts(message: email.message.EmailMessage) -> tuple[str, str]:
+    """(plain text, HTML) of a message."""
+    return (message.get_body(("plain",)).get_content(), message.get_body(("html",)).get_content())

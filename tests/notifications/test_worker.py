@@ -1,0 +1,104 @@
+"""End to end with a real Celery worker: the runtime reports a callback request over HTTP, the service records
+it and enqueues the send on commit, and a separate worker process sends the mail.
+
+The worker is its own process, so Django's locmem outbox there is out of our reach: it runs with
+worker_settings.py, which points EMAIL_BACKEND at a file backend in a temporary folder (the real
+`django.core.mail.backends.filebased.EmailBackend`, wrapped by FlakyFileBackend to fail the first N sends like
+a dropped SMTP connection). The tests read the files, one per message, and check the outbox rows.
+"""
+
+import time
+
+import pytest
+from django.db import transaction
+
+from calls.services import tool_event_record
+from notifications.models import EmailNotification
+from tests.notifications.conftest import parts, read_mail_files, wait_for_mail
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("notifications-worker")]
+
+CALLBACK = {"requested_window": "evening", "reason": "Wants to book the back room for 30 people",
+            "callback_number": "+14155550177"}
+
+
+@pytest.fixture
+def mail_dir(tmp_path):
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    return folder
+
+
+def start_worker(factory, mail_dir, *, fail_first=0, beat=False):
+    return factory(beat=beat, env={
+        "DJANGO_SETTINGS_MODULE": "tests.notifications.worker_settings",
+        "TEST_EMAIL_BACKEND": "tests.notifications.backends.FlakyFileBackend",
+        "TEST_EMAIL_FILE_PATH": str(mail_dir),
+        "TEST_EMAIL_FAIL_FIRST": str(fail_first),
+        "NOTIFICATION_RETRY_SCHEDULE": "0.5,0.5,0.5",
+        "NOTIFICATION_SWEEP_INTERVAL_SECONDS": "0.5",
+    })
+
+
+def test_a_callback_request_reaches_each_recipient_once_within_seconds(
+    celery_worker_factory, mail_dir, runtime, recipients, other_org_recipient, settings
+):
+    worker = start_worker(celery_worker_factory, mail_dir)
+    call_id, _ = runtime.start()
+    started = time.monotonic()
+    assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
+                         data=CALLBACK).status_code == 201
+    messages = wait_for_mail(mail_dir, 2)
+    elapsed = time.monotonic() - started
+    assert len(messages) == 2, worker.log()
+    assert elapsed < 10
+    time.sleep(1)  # nothing more arrives: one e-mail per recipient
+    assert len(read_mail_files(mail_dir)) == 2
+    assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
+    call = runtime.call(call_id)
+    link = f"{settings.DASHBOARD_URL}/calls/{call.id}"
+    for message in messages:
+        text, html = parts(message)
+        assert message["Subject"] == "Callback requested: Unknown caller, +14155550177"
+        for needle in ["+14155550177", "Evening", CALLBACK["reason"], link]:
+            assert needle in text and needle in html, needle
+        assert f'href="{link}"' in html
+    assert sorted(EmailNotification.objects.values_list("to_email", "status", "attempts")) == [
+        ("frontdesk@acme.example", "sent", 1), ("maria@acme.example", "sent", 1),
+    ]
+
+
+def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
+    celery_worker_factory, mail_dir, runtime, recipients
+):
+    worker = start_worker(celery_worker_factory, mail_dir, fail_first=2, beat=True)  # both first tries fail
+    call_id, _ = runtime.start()
+    assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
+                         data=CALLBACK).status_code == 201
+    messages = wait_for_mail(mail_dir, 2)
+    assert len(messages) == 2, worker.log()
+    time.sleep(2)  # several more sweeps: nothing is sent again
+    messages = read_mail_files(mail_dir)
+    assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
+    assert len({m["X-Notification-Id"] for m in messages}) == 2
+    rows = list(EmailNotification.objects.all())
+    assert {(r.status, r.attempts) for r in rows} == {("sent", 2)}
+    assert all("SMTPServerDisconnected" in r.last_error for r in rows)  # the failure is kept for the log
+
+
+def test_a_rolled_back_callback_request_sends_nothing(celery_worker_factory, mail_dir, runtime, recipients):
+    worker = start_worker(celery_worker_factory, mail_dir)
+    call_id, _ = runtime.start()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        tool_event_record(org=runtime.org, runtime_call_id=call_id, runtime_event_id="ev-rolled-back",
+                          type="callback_requested", data={**CALLBACK, "reason": "ROLLED BACK"})
+        raise RuntimeError("the request failed after the callback was recorded")
+    # A committed one afterwards: once its mails are in, the worker has drained the queue.
+    assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
+                         data={**CALLBACK, "reason": "COMMITTED"}).status_code == 201
+    messages = wait_for_mail(mail_dir, 2)
+    time.sleep(1)
+    messages = read_mail_files(mail_dir)
+    assert len(messages) == 2, worker.log()
+    assert all("COMMITTED" in parts(m)[0] and "ROLLED BACK" not in parts(m)[0] for m in messages)
+    assert EmailNotification.objects.count() == 2
