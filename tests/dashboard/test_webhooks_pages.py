@@ -269,3 +269,15 @@ def test_enabled_and_redeliver_are_post_only(admin_client, subscription, failed_
     p = paths(subscription, failed_delivery)
     assert admin_client.get(p["enabled"]).status_code == 405
     assert admin_client.get(p["redeliver"]).status_code == 405
+
+
+def test_the_nav_shows_webhooks_and_shows_meetings_only_with_the_product(admin_client, member_client, org):
+    body = admin_client.get("/settings/webhooks/").content.decode()
+    assert 'href="/settings/webhooks/" class="is-current" aria-current="page">Webhooks<' in body
+    assert 'href="/meetings/"' not in body and 'href="/settings/webhooks/"' in member_client.get("/").content.decode()
+    org.meetings_enabled = True
+    org.save(update_fields=["meetings_enabled"])
+    for client in (admin_client, member_client):
+        assert 'href="/meetings/"' in client.get("/contacts/").content.decode()
+    meetings = admin_client.get("/meetings/").content.decode()
+    assert 'href="/meetings/" class="is-current" aria-current="page">Meetings<' in meetings
