@@ -4,6 +4,8 @@ from rest_framework.test import APIClient
 
 from tests.factories import MembershipFactory, OrganizationFactory, make_key
 
+pytest_plugins = ["tests.support.browser"]
+
 
 @pytest.fixture(autouse=True)
 def _clean_cache():

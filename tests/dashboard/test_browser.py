@@ -1,49 +1,14 @@
 """One real browser walk through the key lifecycle: sign up → create key → shown once → list shows only the
 prefix → the key works on /v1/me → revoke → the key gets 401. Headless Debian Chromium via Playwright."""
 
-import os
-import shutil
-from pathlib import Path
 
-import pytest
 import requests
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM would otherwise refuse to run here.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.support.browser import BROWSER_MARKS, shot
 
-CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.xdist_group("browser"),
-    pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
-]
+pytestmark = BROWSER_MARKS
 
 
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
-
-
-def shot(page, name):
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def nav(page, name):
@@ -54,13 +19,6 @@ def me(live_server, plaintext):
     return requests.get(f"{live_server.url}/v1/me", headers={"Authorization": f"Bearer {plaintext}"}, timeout=10)
 
 
-@pytest.fixture(autouse=True)
-def _no_persistent_db_connections(monkeypatch):
-    # Live-server threads serve Chromium's keep-alive sockets; with CONN_MAX_AGE they would hold a database
-    # session open past the test and race the test database's teardown.
-    from django.db import connections
-
-    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
 
 
 def test_key_lifecycle_in_a_real_browser(live_server, page):

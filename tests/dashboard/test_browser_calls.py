@@ -5,10 +5,7 @@ so that the `standardwebhooks` library verifies it. Headless Debian Chromium via
 test-artifacts/screenshots/ (calls-*.png)."""
 
 import json
-import os
-import shutil
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from standardwebhooks import Webhook
@@ -17,66 +14,27 @@ from calls.models import Call
 from calls.simulation import RuntimeClient, Simulator, ensure_demo_configuration
 from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.support.browser import BROWSER_MARKS
+from tests.support.browser import shot as support_shot
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - the fixture
 from tests.webhooks.receiver import Receiver
 from webhooks.models import Event
 from webhooks.services import subscription_create
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM would otherwise refuse to run here.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required",
-]
 PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
 WORKER_ENV = {"WEBHOOK_ALLOW_LOCAL_URLS": "1", "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.5"}
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.xdist_group("browser"),
-    pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
-]
+pytestmark = BROWSER_MARKS
 
 
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    try:
-        yield page
-    finally:
-        context.close()
 
 
-@pytest.fixture(autouse=True)
-def _no_persistent_db_connections(monkeypatch):
-    # Live-server threads serve Chromium's keep-alive sockets; with CONN_MAX_AGE they would hold a database
-    # session open past the test and race the test database's teardown.
-    from django.db import connections
-
-    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
 
 
 def shot(page, name):
-    page.screenshot(path=str(SCREENSHOTS / f"calls-{name}.png"), full_page=True)
+    support_shot(page, f"calls-{name}")
 
 
 def nav(page, name):

@@ -2,64 +2,23 @@
 in the dashboard is on the agent runtime's very next knowledge read; a key's and a webhook's secret are each
 shown once. Headless Debian Chromium via Playwright; screenshots go to test-artifacts/screenshots/."""
 
-import os
-import shutil
 import socket
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import requests
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM would otherwise refuse to run here.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.support.browser import BROWSER_MARKS, shot
 
-CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.xdist_group("browser"),
-    pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
-]
+pytestmark = BROWSER_MARKS
 
 
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    try:
-        yield page
-    finally:
-        context.close()
 
 
-@pytest.fixture(autouse=True)
-def _no_persistent_db_connections(monkeypatch):
-    # Live-server threads serve Chromium's keep-alive sockets; with CONN_MAX_AGE they would hold a database
-    # session open past the test and race the test database's teardown.
-    from django.db import connections
-
-    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
 
 
 @pytest.fixture(autouse=True)
@@ -73,10 +32,6 @@ def _offline_webhooks(monkeypatch):
 
     monkeypatch.setattr("webhooks.ssrf.resolve_host", resolve)
     monkeypatch.setattr("webhooks.dispatch.enqueue", lambda ids: 0)
-
-
-def shot(page, name):
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def nav(page, name):

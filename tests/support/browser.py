@@ -1,0 +1,66 @@
+"""Headless Debian Chromium driven by Playwright, for the browser tests.
+
+A pytest plugin (tests/conftest.py loads it): the `browser` and `page` fixtures are there for every test; a
+browser test module sets `pytestmark = BROWSER_MARKS` and may call `shot(page, name)`. Nothing is
+downloaded: Playwright drives /usr/bin/chromium (`apt-get install chromium`; `.ci/run` installs it); the
+tests skip without it.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM would otherwise refuse to run here.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
+BROWSER_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.xdist_group("browser"),
+    pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
+]
+
+
+@pytest.fixture
+def browser(no_persistent_db_connections):
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    new_page = context.new_page()
+    new_page.set_default_timeout(15_000)
+    try:
+        yield new_page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def no_persistent_db_connections(monkeypatch):
+    # Live-server threads serve Chromium's keep-alive sockets; with CONN_MAX_AGE they would hold a database
+    # session open past the test and race the test database's teardown.
+    from django.db import connections
+
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
