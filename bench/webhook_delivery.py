@@ -3,11 +3,19 @@
 What runs: a local HTTP receiver (threads, 127.0.0.1), a real `celery -A voiceagent worker` with 4 processes,
 and this process emitting events through `webhooks.services.emit` (one transaction per event, as real code does).
 
-1. Throughput: 2,000 events emitted as fast as possible; deliveries/s from the first emit to the last receipt,
-   and p50/p99 emit-to-receipt.
-2. Baseline: the same bodies POSTed by 4 processes in a plain `requests.Session` loop to the same receiver;
-   the ratio is (1) / (2).
-3. Latency at 100 events/s for 10 s: p99 emit-to-receipt.
+1. Live burst: 2,000 events emitted as fast as one process can; p50/p99 emit-to-receipt, and deliveries/s from
+   the first emit to the last receipt. That rate cannot exceed the emitter's own rate (printed too): one Python
+   process committing one transaction per event, sharing the machine, is usually the bottleneck there.
+2. Delivery throughput: 2,000 events committed to the outbox (and their tasks queued) while the worker is
+   stopped, then the worker started; deliveries/s from the first receipt to the last. This is the delivery
+   side alone, the thing the baseline measures.
+3. Baseline: the same bodies POSTed by 4 processes in a plain `requests.Session` loop to the same receiver,
+   measured the same way (first receipt to last), best of two runs; the ratio is (2) / (3).
+4. Latency at 100 events/s for 10 s: p99 emit-to-receipt.
+
+The receiver runs in this process; it is idle but for the receiver during (2) and (3), so both see the same
+receiver. The worker sends a batch's POSTs from WEBHOOK_SEND_THREADS threads per process (printed); the
+baseline's 4 processes each send one request at a time.
 
 Needs a migrated database (DATABASE_URL; it migrates) and a broker (REDIS_URL; the file-system broker works but
 polls once a second). Leaves nothing behind: the bench org and its rows are deleted at the end.
@@ -97,13 +105,26 @@ def start_worker(env):
     return process
 
 
+def stop_worker(process):
+    """Warm shutdown (SIGTERM to the main process only, so the pool finishes and acks), SIGKILL after 20 s."""
+    import signal
+
+    if process and process.poll() is None:
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
 def _baseline_chunk(args):
     import requests
 
-    url, bodies = args
+    url, bodies, tag = args
     session = requests.Session()
     for i, body in enumerate(bodies):
-        headers = {"Content-Type": "application/json", "webhook-id": f"base-{os.getpid()}-{i}"}
+        headers = {"Content-Type": "application/json", "webhook-id": f"{tag}-{i}"}  # unique per request
         session.post(url, data=body, headers=headers, timeout=(2, 15)).raise_for_status()
     return len(bodies)
 
@@ -148,51 +169,66 @@ def main():
     worker = None
     try:
         subscription_create(org=org, url=receiver.url, events=["call.ended"])
-        worker = start_worker({**os.environ, "WEBHOOK_ALLOW_LOCAL_URLS": "1"})
+        worker_env = {**os.environ, "WEBHOOK_ALLOW_LOCAL_URLS": "1"}
+        worker = start_worker(worker_env)
 
         emit_events(org, 20)  # warm up connections and the worker pool
         time.sleep(2)
 
-        # 1. Throughput.
+        # 1. Live burst: emit-to-receipt latency, end-to-end rate (bounded by the emitter).
         sent = emit_events(org, EVENTS)
+        emit_rate = EVENTS / (max(sent.values()) - min(sent.values()))
         receiver.wait(list(sent), timeout=300)
         first, last = min(sent.values()), max(receiver.arrivals[i] for i in sent)
-        throughput = EVENTS / (last - first)
+        live = EVENTS / (last - first)
         latencies = [receiver.arrivals[i] - t for i, t in sent.items()]
 
-        # 2. Baseline: the same bodies, plain requests, same concurrency.
+        # 2. Delivery throughput: a committed backlog (tasks queued, one per emit), drained by a fresh worker.
+        stop_worker(worker)
+        backlog = emit_events(org, EVENTS)
+        worker = start_worker(worker_env)
+        receiver.wait(list(backlog), timeout=300)
+        arrivals = [receiver.arrivals[i] for i in backlog]
+        throughput = (EVENTS - 1) / (max(arrivals) - min(arrivals))
+
+        # 3. Baseline: the same bodies, plain requests, same number of processes, measured the same way.
         from webhooks.models import Event
 
         bodies = list(Event.objects.filter(pk__in=list(sent)).values_list("payload", flat=True))
         bodies = [bytes(b) for b in bodies]
-        chunks = [(receiver.url, bodies[i::WORKERS]) for i in range(WORKERS)]
+        # Run twice and keep the better figure: load from elsewhere on the machine should not flatter the ratio.
+        baselines = []
         with Pool(WORKERS) as pool:
-            started = time.time()
-            total = sum(pool.map(_baseline_chunk, chunks))
-            baseline = total / (time.time() - started)
+            for run in range(2):
+                chunks = [(receiver.url, bodies[i::WORKERS], f"base-{run}-{i}") for i in range(WORKERS)]
+                total = sum(pool.map(_baseline_chunk, chunks))
+                with receiver.lock:
+                    base_arrivals = [t for i, t in receiver.arrivals.items() if i.startswith(f"base-{run}-")]
+                assert len(base_arrivals) == total
+                baselines.append((total - 1) / (max(base_arrivals) - min(base_arrivals)))
+        baseline = max(baselines)
 
-        # 3. Latency at a steady rate.
+        # 4. Latency at a steady rate.
         rated = emit_events(org, RATE * RATE_SECONDS, rate=RATE)
         receiver.wait(list(rated), timeout=120)
         rated_latencies = [receiver.arrivals[i] - t for i, t in rated.items()]
 
-        print(f"events: {EVENTS}, worker processes: {WORKERS}, broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
+        from webhooks import conf
+
+        print(f"events: {EVENTS}, worker processes: {WORKERS} (x {conf.send_threads()} send threads, batches of "
+              f"{conf.batch_size()}), broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
               f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
-        print(f"webhook deliveries/s:          {throughput:8.1f}")
+        print(f"live burst: emitter events/s:  {emit_rate:8.1f}  (one process, one transaction per event)")
+        print(f"live burst: deliveries/s:      {live:8.1f}  (first emit to last receipt; <= the emitter's rate)")
         print(f"emit-to-receipt p50 / p99:     {statistics.median(latencies) * 1000:8.1f} ms / "
               f"{percentile(latencies, 99) * 1000:.1f} ms  (burst of {EVENTS})")
-        print(f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes, same receiver)")
+        print(f"webhook deliveries/s:          {throughput:8.1f}  (committed backlog, first to last receipt)")
+        print(f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes, same receiver, same measure, "
+              f"best of {', '.join(f'{b:.0f}' for b in baselines)})")
         print(f"ratio webhooks / plain:        {throughput / baseline:8.2f}  (goal >= 0.5)")
         print(f"p99 emit-to-receipt @ {RATE}/s:   {percentile(rated_latencies, 99) * 1000:8.1f} ms  "
               f"(p50 {statistics.median(rated_latencies) * 1000:.1f} ms; goal p99 < 1000 ms)")
     finally:
-        if worker and worker.poll() is None:
-            import signal
-
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
+        stop_worker(worker)
         org.delete()
         receiver.server.shutdown()

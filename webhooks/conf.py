@@ -34,3 +34,14 @@ RESPONSE_KEEP_BYTES = 2048
 JITTER = 0.10
 RETRY_AFTER_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 86400
+
+
+def batch_size() -> int:
+    """Deliveries per `deliver_batch` task: what `enqueue` puts in one task, and how many due deliveries one task
+    claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared."""
+    return max(1, int(getattr(settings, "WEBHOOK_BATCH_SIZE", 20)))
+
+
+def send_threads() -> int:
+    """Concurrent POSTs per worker process within one batch (each thread keeps its own keep-alive connections)."""
+    return max(1, int(getattr(settings, "WEBHOOK_SEND_THREADS", 8)))

@@ -1,4 +1,4 @@
-"""Putting deliveries on the broker. A failure here is logged, never raised: the sweeper re-enqueues later.
+"""Putting deliveries on the broker, in batches. A failure here is logged, never raised: the sweeper re-enqueues later.
 
 With the broker down, each publish attempt can stall for a second or more. After one failure this process
 stops trying for BROKER_BACKOFF_SECONDS (a small circuit breaker), so requests that emit events stay fast;
@@ -16,17 +16,21 @@ _lock = threading.Lock()
 
 
 def enqueue(delivery_ids: list[str]) -> int:
-    """Sends one `deliver` task per id; returns how many reached the broker. Runs after commit: never raises."""
-    from .tasks import deliver
+    """Sends one `deliver_batch` task per WEBHOOK_BATCH_SIZE ids; returns how many ids reached the broker.
+    Runs after commit: never raises."""
+    from . import conf
+    from .tasks import deliver_batch
 
     if time.monotonic() < _state["down_until"]:
         return 0
+    size = conf.batch_size()
     sent = 0
-    for delivery_id in delivery_ids:
+    for start in range(0, len(delivery_ids), size):
+        chunk = [str(pk) for pk in delivery_ids[start : start + size]]
         try:
             # No publish retries: the emitting request must not hang; the sweeper covers what is not sent.
-            deliver.apply_async((delivery_id,), retry=False)
-            sent += 1
+            deliver_batch.apply_async((chunk,), retry=False)
+            sent += len(chunk)
         except Exception:  # noqa: BLE001 - any broker failure means "the sweeper will do it"
             with _lock:
                 _state["down_until"] = time.monotonic() + BROKER_BACKOFF_SECONDS

@@ -1,17 +1,19 @@
 """Sending deliveries: claim, POST, record, schedule the next try; and the sweep that enqueues what is due.
 
-Exactly-once per attempt: a worker claims a delivery with one conditional UPDATE (due, pending, no live lease)
-that sets a lease and a token. A duplicate task run finds the lease and does nothing. Only the token holder
-records the result. A worker killed mid-send leaves the lease to expire; the sweeper then enqueues the
-delivery again (at least once, never lost). Receivers dedupe on `webhook-id`.
+Exactly-once per attempt: a worker claims deliveries (a batch at a time) with one conditional UPDATE (due,
+pending, no live lease) that sets a lease and a token. A duplicate task run finds the lease and does nothing.
+Only the token holder records the result. A worker killed mid-send leaves the lease to expire; the sweeper then
+enqueues the delivery again (at least once, never lost). Receivers dedupe on `webhook-id`.
 """
 
 import email.utils
 import logging
+import os
 import random
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -146,32 +148,105 @@ def _async_commit() -> None:
 
 def claim(delivery_id, now=None) -> uuid.UUID | None:
     """Claims a due, pending, unleased delivery for one attempt; the token, or None when there is nothing to do."""
+    token, claimed = claim_batch([delivery_id], now=now)
+    return token if claimed else None
+
+
+_CLAIM_SQL = """
+    UPDATE webhooks_delivery
+       SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = attempt_count + 1
+     WHERE id IN (
+            SELECT id FROM webhooks_delivery
+             WHERE id = ANY(%(ids)s::uuid[])
+               AND status = 'pending' AND next_attempt_at <= %(now)s
+               AND (claimed_until IS NULL OR claimed_until < %(now)s)
+               FOR UPDATE SKIP LOCKED)
+        OR id IN (
+            SELECT id FROM webhooks_delivery
+             WHERE status = 'pending' AND next_attempt_at <= %(now)s
+               AND (claimed_until IS NULL OR claimed_until < %(now)s)
+             ORDER BY next_attempt_at
+             LIMIT %(extra)s
+               FOR UPDATE SKIP LOCKED)
+    RETURNING id
+"""
+
+
+def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list]:
+    """Claims, for one attempt each, those of `delivery_ids` that are due, pending and unleased, plus up to `extra`
+    other such deliveries (the oldest due first: work already waiting on the broker behind this task). Returns the
+    claim token and the ids claimed.
+
+    One conditional UPDATE on PostgreSQL. The candidate rows are row-locked with SKIP LOCKED and re-checked after
+    the lock, so two workers never claim the same attempt: a concurrent claimer either skips the row or sees the
+    lease. A claimed id whose own task runs later finds the lease and does nothing ("skipped"). On other databases
+    (SQLite, tests on a bare checkout) each id gets the same conditional UPDATE, in one transaction.
+    """
     now = now or timezone.now()
     token = uuid.uuid4()
+    until = now + timedelta(seconds=conf.lease_seconds())
+    ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
     with transaction.atomic():
         _async_commit()
-        claimed = (
-            Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now)
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-            .update(
-                claimed_until=now + timedelta(seconds=conf.lease_seconds()),
-                claim_token=token,
-                attempt_count=F("attempt_count") + 1,
-            )
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _CLAIM_SQL,
+                    {"until": until, "token": token, "ids": ids, "now": now, "extra": max(0, int(extra))},
+                )
+                return token, [row[0] for row in cursor.fetchall()]
+        due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
+            Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         )
-    return token if claimed else None
+        candidates = list(ids)
+        if extra > 0:
+            others = due.exclude(pk__in=ids).order_by("next_attempt_at").values_list("pk", flat=True)[:extra]
+            candidates += list(others)
+        claimed = [
+            pk
+            for pk in candidates
+            if due.filter(pk=pk).update(claimed_until=until, claim_token=token, attempt_count=F("attempt_count") + 1)
+        ]
+    return token, claimed
 
 
 def attempt_delivery(delivery_id) -> str:
     """One attempt of a delivery if it is due and unclaimed. Returns what happened (for tests and logs):
     "skipped", "succeeded", "retry", "failed", "disabled", "stale" (the lease ran out before the result came)."""
-    token = claim(delivery_id)
-    if token is None:
-        return "skipped"
-    delivery = Delivery.objects.select_related("event", "subscription").get(pk=delivery_id)
-    subscription = delivery.subscription
-    if not subscription.enabled:
-        Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(
+    return deliver_batch([delivery_id]).get(str(delivery_id), "skipped")
+
+
+_pool_lock = threading.Lock()
+_pool: dict = {}
+
+
+def _executor() -> ThreadPoolExecutor:
+    """This process's sender threads (created lazily, so after the prefork fork). Each thread keeps its own
+    keep-alive session (`_session`), so a batch reuses open connections to its receivers."""
+    pid = os.getpid()
+    with _pool_lock:
+        executor = _pool.get(pid)
+        if executor is None:
+            _pool.clear()
+            executor = _pool[pid] = ThreadPoolExecutor(conf.send_threads(), thread_name_prefix="webhook-send")
+    return executor
+
+
+def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
+    """One attempt for each delivery of the batch that is due and unclaimed (plus up to `extra` other due ones):
+    claim all in one UPDATE, load events and subscriptions in one query, POST concurrently, record all results
+    in one transaction. Returns {delivery id: what happened}, as `attempt_delivery` describes, for the ids given
+    (those not claimed are "skipped") and for any extra ones claimed. A duplicate run of the same batch claims
+    nothing and sends nothing."""
+    results = {str(pk): "skipped" for pk in delivery_ids}
+    token, claimed = claim_batch(delivery_ids, extra=extra)
+    if not claimed:
+        return results
+    deliveries = list(Delivery.objects.select_related("event", "subscription").filter(pk__in=claimed))
+    now = timezone.now()
+    disabled = [d for d in deliveries if not d.subscription.enabled]
+    if disabled:
+        Delivery.objects.filter(pk__in=[d.pk for d in disabled], claim_token=token).update(
             status=Delivery.Status.FAILED,
             attempt_count=F("attempt_count") - 1,
             last_error="Subscription disabled; not sent",
@@ -179,79 +254,147 @@ def attempt_delivery(delivery_id) -> str:
             claim_token=None,
             next_attempt_at=None,
         )
-        return "disabled"
-    event = delivery.event
-    now = timezone.now()
-    headers = build_headers(event_id=event.id, body=event.payload, secrets_=subscription.signing_secrets(now))
-    outcome = post(subscription.url, event.payload, headers)
-    return record(delivery, token, outcome)
+        results.update({str(d.pk): "disabled" for d in disabled})
+    to_send = [d for d in deliveries if d.subscription.enabled]
+    secrets_by_sub = {}  # Fernet decryption once per subscription per batch
+    jobs = []
+    for delivery in to_send:
+        sub = delivery.subscription
+        if sub.pk not in secrets_by_sub:
+            secrets_by_sub[sub.pk] = sub.signing_secrets(now)
+        event = delivery.event
+        headers = build_headers(event_id=event.id, body=event.payload, secrets_=secrets_by_sub[sub.pk])
+        jobs.append((delivery, headers))
+    if len(jobs) == 1:
+        delivery, headers = jobs[0]
+        outcomes = [(delivery, post(delivery.subscription.url, delivery.event.payload, headers))]
+    else:
+        futures = [
+            (delivery, _executor().submit(post, delivery.subscription.url, delivery.event.payload, headers))
+            for delivery, headers in jobs
+        ]
+        outcomes = [(delivery, future.result()) for delivery, future in futures]  # post() never raises
+    if outcomes:
+        results.update({str(pk): result for pk, result in record_batch(token, outcomes).items()})
+    return results
+
+
+def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
+    """Logs one attempt and moves the delivery on (see `record_batch`)."""
+    return record_batch(token, [(delivery, outcome)])[delivery.pk]
 
 
 @transaction.atomic
-def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
-    """Logs the attempt and moves the delivery on, in one transaction. `delivery` is the row as read right after
-    the claim (so its attempt_count is this attempt's number, its subscription the state at send time).
+def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> dict:
+    """Logs each attempt and moves each delivery on, all in one transaction. Each `delivery` is the row as read
+    right after the claim (its attempt_count is this attempt's number, its subscription the state at send time).
+    Returns {delivery pk: "succeeded" | "retry" | "failed" | "stale"}.
 
-    The update is conditional on the claim token: when the lease ran out and another worker claimed the delivery
-    meanwhile, only the attempt is logged ("stale") and the other worker's claim stands.
+    Every attempt is logged (one bulk INSERT). Each delivery's update is conditional on the claim token: when the
+    lease ran out and another worker claimed the delivery meanwhile, only the attempt is logged ("stale") and the
+    other worker's claim stands. Successes are one UPDATE per status code; failures (rare) one UPDATE each, as
+    each has its own next due time.
     """
     _async_commit()
     now = timezone.now()
-    subscription = delivery.subscription
-    trigger = delivery.next_trigger
-    number = delivery.attempt_count
-    DeliveryAttempt.objects.create(
-        organization_id=delivery.organization_id,
-        delivery_id=delivery.pk,
-        number=number,
-        trigger=trigger,
-        status_code=outcome.status_code,
-        duration_ms=outcome.duration_ms,
-        response_body=outcome.body,
-        error=outcome.error,
+    DeliveryAttempt.objects.bulk_create(
+        [
+            DeliveryAttempt(
+                organization_id=delivery.organization_id,
+                delivery_id=delivery.pk,
+                number=delivery.attempt_count,
+                trigger=delivery.next_trigger,
+                status_code=outcome.status_code,
+                duration_ms=outcome.duration_ms,
+                response_body=outcome.body,
+                error=outcome.error,
+            )
+            for delivery, outcome in outcomes
+        ]
     )
-    changes = {
-        "last_status_code": outcome.status_code,
-        "last_error": outcome.error,
-        "last_attempt_at": now,
+    # The rows still ours, locked until commit (on SQLite the token condition on each UPDATE below does the job).
+    pks = [delivery.pk for delivery, _ in outcomes]
+    mine = set(
+        Delivery.objects.select_for_update().filter(pk__in=pks, claim_token=token).values_list("pk", flat=True)
+    )
+    common = {
         "claimed_until": None,
         "claim_token": None,
         "enqueued_at": None,
         "next_trigger": DeliveryAttempt.Trigger.SCHEDULED,
         "updated_at": now,
+        "last_attempt_at": now,
     }
-    exhausted = False
-    if outcome.ok:
-        changes.update(status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None)
-        result = "succeeded"
-    elif outcome.status_code == 410:
-        changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
-        result = "failed"
-    elif number >= conf.max_attempts():
-        changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
-        result = "failed"
-        exhausted = True
-    else:
-        changes["next_attempt_at"] = now + timedelta(seconds=next_delay(number, outcome.retry_after))
-        result = "retry"
-    if not Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**changes):
-        return "stale"
+    results = {}
+    successes: dict[int, list] = {}
+    for delivery, outcome in outcomes:
+        if delivery.pk not in mine:
+            results[delivery.pk] = "stale"
+        elif outcome.ok:
+            successes.setdefault(outcome.status_code, []).append(delivery.pk)
+            results[delivery.pk] = "succeeded"
+    for status_code, ids in successes.items():
+        Delivery.objects.filter(pk__in=ids, claim_token=token).update(
+            **common, status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None,
+            last_status_code=status_code, last_error="",
+        )
+    failed = []
+    for delivery, outcome in outcomes:
+        if delivery.pk not in mine or outcome.ok:
+            continue
+        number = delivery.attempt_count
+        changes = {**common, "last_status_code": outcome.status_code, "last_error": outcome.error}
+        exhausted = False
+        if outcome.status_code == 410:
+            changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
+            result = "failed"
+        elif number >= conf.max_attempts():
+            changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
+            result = "failed"
+            exhausted = True
+        else:
+            changes["next_attempt_at"] = now + timedelta(seconds=next_delay(number, outcome.retry_after))
+            result = "retry"
+        if not Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**changes):
+            result = "stale"
+        else:
+            failed.append((delivery, outcome, exhausted))
+        results[delivery.pk] = result
+    _update_health(outcomes, mine, failed, now)
+    return results
 
-    sub_id = delivery.subscription_id
-    if outcome.ok:
-        # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
-        stale_health = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
-        if subscription.failing_since is not None or stale_health:
-            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=None)
-        return result
-    Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
-    if outcome.status_code == 410:
-        _disable(sub_id, "The endpoint answered 410 Gone.", now)
-    elif exhausted and trigger == DeliveryAttempt.Trigger.SCHEDULED:
-        delivery.attempt_count, delivery.last_error = number, outcome.error
-        _notify_exhausted(delivery)
-    _disable_if_failing_too_long(sub_id, now)
-    return result
+
+def _update_health(outcomes, mine, failed, now) -> None:
+    """Subscription health once per subscription per batch: the last success, the start of a failure streak,
+    410 and too-long-failing disables, exhaustion e-mails."""
+    by_sub: dict = {}
+    for delivery, outcome in outcomes:
+        if delivery.pk in mine:
+            by_sub.setdefault(delivery.subscription_id, (delivery.subscription, []))[1].append(outcome)
+    for sub_id, (subscription, sub_outcomes) in by_sub.items():
+        oks = [o.ok for o in sub_outcomes]
+        if all(oks):
+            # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
+            stale = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
+            if subscription.failing_since is not None or stale:
+                Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=None)
+        elif any(oks):
+            # Sent concurrently, so there is no "last" outcome: the endpoint answered, and a new streak starts now.
+            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=now)
+        else:
+            Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
+    failing_subs = []
+    for delivery, outcome, exhausted in failed:
+        sub_id = delivery.subscription_id
+        if outcome.status_code == 410:
+            _disable(sub_id, "The endpoint answered 410 Gone.", now)
+        elif exhausted and delivery.next_trigger == DeliveryAttempt.Trigger.SCHEDULED:
+            delivery.last_error = outcome.error
+            _notify_exhausted(delivery)
+        if sub_id not in failing_subs:
+            failing_subs.append(sub_id)
+    for sub_id in failing_subs:
+        _disable_if_failing_too_long(sub_id, now)
 
 
 def _disable(subscription_id, reason: str, now) -> bool:

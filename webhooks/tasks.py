@@ -1,16 +1,26 @@
-"""Celery tasks: `deliver` (one delivery id, idempotent) and `sweep` (beat: enqueue what is due)."""
+"""Celery tasks: `deliver_batch` (delivery ids, idempotent), `deliver` (one id, the same path) and `sweep`
+(beat: enqueue what is due)."""
 
 from celery import shared_task
 from django.db import close_old_connections
 
 
-@shared_task(name="webhooks.deliver", ignore_result=True)
-def deliver(delivery_id: str) -> None:
-    """Makes at most one HTTP attempt for the delivery, if it is due and unclaimed; a duplicate run is a no-op."""
-    from .sender import attempt_delivery
+@shared_task(name="webhooks.deliver_batch", ignore_result=True)
+def deliver_batch(delivery_ids: list[str]) -> None:
+    """At most one HTTP attempt for each delivery that is due and unclaimed, plus other due deliveries up to the
+    batch size (they are waiting on the broker behind this task; their own tasks then find them claimed).
+    A duplicate run claims nothing and sends nothing."""
+    from . import conf
+    from .sender import deliver_batch as run_batch
 
     close_old_connections()  # connections are reused across tasks (CELERY_DB_REUSE_MAX); drop broken or old ones
-    attempt_delivery(delivery_id)
+    run_batch(delivery_ids, extra=max(0, conf.batch_size() - len(delivery_ids)))
+
+
+@shared_task(name="webhooks.deliver", ignore_result=True)
+def deliver(delivery_id: str) -> None:
+    """One delivery id (tasks queued before batching existed): a batch of one."""
+    deliver_batch([delivery_id])
 
 
 @shared_task(name="webhooks.sweep", ignore_result=True)

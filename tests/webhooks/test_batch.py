@@ -1,0 +1,139 @@
+"""The batch path: one task claims several deliveries in one UPDATE, POSTs them concurrently and records every
+result in one transaction. Each attempt is still sent once, logged once, and moved on by its own outcome."""
+
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from tests.webhooks.helpers import make_subscription
+from tests.webhooks.receiver import Receiver
+from webhooks import dispatch
+from webhooks.models import Delivery, DeliveryAttempt, Subscription
+from webhooks.sender import Outcome, claim_batch, deliver_batch, record_batch
+from webhooks.services import emit
+
+pytestmark = pytest.mark.usefixtures("allow_local")
+
+
+def emit_n(org, n):
+    for i in range(n):
+        emit(org=org, type="call.ended", data={"call_id": f"c-{i}"})
+
+
+def test_a_duplicate_batch_run_sends_each_delivery_once(org):
+    with Receiver(status=200) as receiver:
+        make_subscription(org, url=receiver.url)
+        emit_n(org, 5)
+        ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
+        assert set(deliver_batch(ids).values()) == {"succeeded"}
+        assert set(deliver_batch(ids).values()) == {"skipped"}
+        assert sorted(c["headers"]["webhook-id"] for c in receiver.calls) == sorted(
+            Delivery.objects.values_list("event_id", flat=True)
+        )
+    assert DeliveryAttempt.objects.count() == 5
+    assert set(Delivery.objects.values_list("status", "attempt_count", "claim_token")) == {("succeeded", 1, None)}
+
+
+def test_a_batch_with_mixed_outcomes_records_each_correctly(org, admin):
+    with Receiver(status=204) as ok, Receiver(status=500) as broken, Receiver(status=410) as gone:
+        s_ok = make_subscription(org, url=ok.url)
+        s_broken = make_subscription(org, url=broken.url)
+        s_gone = make_subscription(org, url=gone.url)
+        s_off = make_subscription(org, url=ok.url)
+        emit(org=org, type="call.ended", data={})  # one event, one delivery per subscription
+        Subscription.objects.filter(pk=s_off.pk).update(enabled=False)
+        by_sub = {d.subscription_id: d for d in Delivery.objects.all()}
+        before = timezone.now()
+        results = deliver_batch([str(d.pk) for d in by_sub.values()])
+        assert len(ok.calls) == 1 and len(broken.calls) == 1 and len(gone.calls) == 1
+    assert {sub: results[str(d.pk)] for sub, d in by_sub.items()} == {
+        s_ok.pk: "succeeded", s_broken.pk: "retry", s_gone.pk: "failed", s_off.pk: "disabled",
+    }
+    rows = {d.subscription_id: d for d in Delivery.objects.all()}
+    assert (rows[s_ok.pk].status, rows[s_ok.pk].last_status_code, rows[s_ok.pk].next_attempt_at) == (
+        "succeeded", 204, None)
+    assert (rows[s_broken.pk].status, rows[s_broken.pk].last_error, rows[s_broken.pk].attempt_count) == (
+        "pending", "HTTP 500", 1)
+    assert before + timedelta(seconds=5) <= rows[s_broken.pk].next_attempt_at <= timezone.now() + timedelta(seconds=6)
+    assert (rows[s_gone.pk].status, rows[s_gone.pk].last_status_code) == ("failed", 410)
+    assert (rows[s_off.pk].status, rows[s_off.pk].attempt_count) == ("failed", 0)
+    assert all(r.claim_token is None and r.claimed_until is None for r in rows.values())
+    attempts = {a.delivery.subscription_id: a for a in DeliveryAttempt.objects.select_related("delivery")}
+    assert {sub: (a.number, a.status_code, a.error) for sub, a in attempts.items()} == {
+        s_ok.pk: (1, 204, ""), s_broken.pk: (1, 500, "HTTP 500"), s_gone.pk: (1, 410, "HTTP 410"),
+    }
+    subs = {s.pk: s for s in Subscription.objects.all()}
+    assert subs[s_ok.pk].last_success_at is not None and subs[s_ok.pk].failing_since is None
+    assert subs[s_broken.pk].failing_since is not None and subs[s_broken.pk].enabled
+    assert subs[s_gone.pk].enabled is False and "410" in subs[s_gone.pk].disabled_reason
+
+
+def test_a_row_claimed_away_after_its_lease_ran_out_is_logged_but_left_to_its_new_holder(org):
+    sub = make_subscription(org)
+    emit_n(org, 2)
+    token, claimed = claim_batch(list(Delivery.objects.values_list("pk", flat=True)))
+    assert len(claimed) == 2
+    deliveries = list(Delivery.objects.select_related("subscription").filter(pk__in=claimed).order_by("pk"))
+    other = uuid.uuid4()
+    Delivery.objects.filter(pk=deliveries[1].pk).update(claim_token=other)  # another worker's claim now
+    ok = Outcome(200, "", "", 5)
+    assert record_batch(token, [(d, ok) for d in deliveries]) == {deliveries[0].pk: "succeeded",
+                                                                   deliveries[1].pk: "stale"}
+    assert Delivery.objects.get(pk=deliveries[1].pk).claim_token == other
+    assert DeliveryAttempt.objects.count() == 2
+    assert sub.pk
+
+
+def test_a_task_also_takes_other_due_deliveries_whose_own_tasks_then_skip(org):
+    with Receiver() as receiver:
+        make_subscription(org, url=receiver.url)
+        emit_n(org, 4)
+        first, *others = Delivery.objects.order_by("created_at")
+        Delivery.objects.filter(pk=others[-1].pk).update(next_attempt_at=timezone.now() + timedelta(minutes=5))
+        results = deliver_batch([str(first.pk)], extra=10)
+        assert results == {str(d.pk): "succeeded" for d in [first, *others[:-1]]}
+        assert len(receiver.calls) == 3  # the future one is not due
+        assert set(deliver_batch([str(d.pk) for d in others]).values()) == {"skipped"}
+        assert len(receiver.calls) == 3
+
+
+def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, monkeypatch):
+    settings.WEBHOOK_BATCH_SIZE = 2
+    sent = []
+    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
+    monkeypatch.setitem(dispatch._state, "down_until", 0.0)
+    assert dispatch.enqueue(["a", "b", "c", "d", "e"]) == 5
+    assert sent == [["a", "b"], ["c", "d"], ["e"]]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent claims need PostgreSQL row locks")
+def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org):
+    with Receiver(delay=0.2) as receiver:
+        make_subscription(org, url=receiver.url)
+        with transaction.atomic():
+            emit_n(org, 10)
+        ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
+        results, barrier = [], threading.Barrier(3)
+
+        def run():
+            try:
+                barrier.wait()
+                results.append(deliver_batch(ids, extra=5))
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=run) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        ids_sent = [c["headers"]["webhook-id"] for c in receiver.calls]
+    assert len(ids_sent) == len(set(ids_sent)) == 10
+    assert sum(r == "succeeded" for result in results for r in result.values()) == 10
+    assert DeliveryAttempt.objects.count() == 10
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
