@@ -4,6 +4,8 @@ import logging
 import uuid
 
 from django.conf import settings
+from django.core.signals import request_finished
+from django.dispatch import receiver
 from django.http import JsonResponse
 
 from .api.errors import error_body_for_status
@@ -28,13 +30,17 @@ class RequestIdMiddleware:
         incoming = request.headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_REQUEST_ID.match(incoming) else f"req_{uuid.uuid4().hex}"
         request.request_id = request_id
-        token = request_id_var.set(request_id)
-        try:
-            response = self.get_response(request)
-        finally:
-            request_id_var.reset(token)
+        # Not reset on the way out: Django logs 4xx/5xx ("Not Found: ...") after the middleware returns, and
+        # those lines carry the id too. request_finished (below) clears it once the response is done.
+        request_id_var.set(request_id)
+        response = self.get_response(request)
         response["X-Request-Id"] = request_id
         return response
+
+
+@receiver(request_finished, dispatch_uid="voiceagent.clear_request_id")
+def _clear_request_id(**kwargs):
+    request_id_var.set("-")
 
 
 class BodySizeLimitMiddleware:

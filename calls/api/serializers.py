@@ -50,7 +50,7 @@ class OrderSerializer(serializers.Serializer):
     """The `call.ended` order object plus `order_status` (and `call_id`, for the order-status response)."""
 
     call_id = serializers.UUIDField()
-    order_status = serializers.ChoiceField(choices=OrderStatus.values)
+    order_status = serializers.ChoiceField(choices=OrderStatus.choices)
     call_order_number = serializers.IntegerField()
     profile_id = serializers.UUIDField()
     profile_name = serializers.CharField()
@@ -129,4 +129,4 @@ class RecordingSerializer(serializers.Serializer):
 
 
 class OrderStatusInputSerializer(StrictInputSerializer):
-    status = serializers.ChoiceField(choices=OrderStatus.values)
+    status = serializers.ChoiceField(choices=OrderStatus.choices)

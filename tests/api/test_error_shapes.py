@@ -164,3 +164,9 @@ def test_request_id_is_in_log_lines(api, caplog):
     api.raise_request_exception = False
     response = api.get("/v1/__test__/boom")
     assert any(getattr(r, "request_id", None) == response["X-Request-Id"] for r in caplog.records)
+
+
+def test_djangos_own_request_log_lines_carry_the_request_id(api, caplog):
+    response = api.get("/v1/no-such-endpoint")
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert records and all(getattr(r, "request_id", None) == response["X-Request-Id"] for r in records)

@@ -1,5 +1,7 @@
 """OpenAPI helpers: the response envelopes and every error response, with examples, for drf-spectacular."""
 
+import functools
+
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
@@ -39,14 +41,16 @@ def error_responses(*statuses: int) -> dict:
     return responses
 
 
+@functools.cache
 def envelope(serializer_class, name: str | None = None):
-    """`{"data": <serializer_class>}`."""
+    """`{"data": <serializer_class>}`. Cached: two views naming the same envelope get one component."""
     return inline_serializer(
         name=name or f"{serializer_class.__name__.removesuffix('Serializer')}Response",
         fields={"data": serializer_class()},
     )
 
 
+@functools.cache
 def list_envelope(serializer_class, name: str | None = None):
     """`{"data": [...], "has_more": bool, "next_cursor": string|null}`."""
     return inline_serializer(
