@@ -2,5 +2,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from .bodylimit import ChunkedBodyLimit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
-application = get_wsgi_application()
+application = ChunkedBodyLimit(get_wsgi_application())
