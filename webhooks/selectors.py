@@ -1,9 +1,10 @@
 """Org-scoped reads of the webhooks app, for the API and the dashboard."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
-from django.db.models import Prefetch
+from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
 
 from .models import Delivery, DeliveryAttempt, Subscription
 
@@ -30,31 +31,67 @@ class SubscriptionHealth:
     pending_count: int  # deliveries still waiting for an attempt
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _with_health(queryset):
+    """`queryset` annotated with `health_pending` and `health_streak`: correlated subqueries, so the whole page is
+    one query, whatever the number of subscriptions (a join would multiply attempts by deliveries)."""
+    pending = (
+        Delivery.objects.filter(subscription=OuterRef("pk"), status=Delivery.Status.PENDING)
+        .order_by()
+        .values("subscription")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    # Attempts without a 2xx after the subscription's last success (all of them when it never succeeded).
+    failures = (
+        DeliveryAttempt.objects.filter(
+            delivery__subscription=OuterRef("pk"),
+            created_at__gt=Coalesce(OuterRef("last_success_at"), Value(_EPOCH)),
+        )
+        .filter(Q(status_code__isnull=True) | Q(status_code__lt=200) | Q(status_code__gte=300))
+        .order_by()
+        .values("delivery__subscription")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return queryset.annotate(
+        health_pending=Coalesce(Subquery(pending, output_field=IntegerField()), 0),
+        health_streak=Case(
+            When(failing_since__isnull=True, then=Value(0)),
+            default=Coalesce(Subquery(failures, output_field=IntegerField()), 0),
+            output_field=IntegerField(),
+        ),
+    )
+
+
+def _health(sub: Subscription) -> SubscriptionHealth:
+    return SubscriptionHealth(
+        subscription=sub,
+        last_success_at=sub.last_success_at,
+        failure_streak=sub.health_streak,
+        failing_since=sub.failing_since,
+        disabled_reason="" if sub.enabled else sub.disabled_reason,
+        pending_count=sub.health_pending,
+    )
+
+
 def subscription_list_with_health(org) -> list[SubscriptionHealth]:
     """The org's subscriptions, newest first, each with last success, failure streak and disabled reason.
 
-    A few queries in all (not one per subscription): the streak counts attempts without a 2xx after the last
+    One query in all (not one per subscription): the streak counts attempts without a 2xx after the last
     success of that subscription.
     """
-    subscriptions = list(Subscription.objects.for_org(org).order_by("-created_at", "-pk"))
-    result = []
-    for sub in subscriptions:
-        attempts = DeliveryAttempt.objects.filter(delivery__subscription=sub)
-        if sub.last_success_at:
-            attempts = attempts.filter(created_at__gt=sub.last_success_at)
-        streak = 0 if sub.failing_since is None else attempts.exclude(status_code__gte=200, status_code__lt=300).count()
-        pending = Delivery.objects.filter(subscription=sub, status=Delivery.Status.PENDING).count()
-        result.append(
-            SubscriptionHealth(
-                subscription=sub,
-                last_success_at=sub.last_success_at,
-                failure_streak=streak,
-                failing_since=sub.failing_since,
-                disabled_reason="" if sub.enabled else sub.disabled_reason,
-                pending_count=pending,
-            )
-        )
-    return result
+    queryset = _with_health(Subscription.objects.for_org(org)).order_by("-created_at", "-pk")
+    return [_health(sub) for sub in queryset]
+
+
+def subscription_get_with_health(*, org, subscription_id) -> SubscriptionHealth | None:
+    """One subscription of the org with its health (as in `subscription_list_with_health`), in one query; None
+    when the id is not the org's."""
+    sub = _with_health(Subscription.objects.for_org(org)).filter(pk=subscription_id).first()
+    return None if sub is None else _health(sub)
 
 
 def delivery_log(subscription: Subscription):

@@ -6,7 +6,7 @@
 
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from voiceagent.errors import Conflict, ValidationFailed
@@ -67,44 +67,58 @@ def _clean_description(description) -> str:
     return description
 
 
-@transaction.atomic
+def _clean(changes: dict) -> dict:
+    """The cleaned value of each of url, events, description present in `changes`, every field checked before
+    anything is refused (one ValidationFailed naming them all). Resolves the URL's host (DNS): call it before
+    opening a transaction, never while one holds locks."""
+    cleaners = {"url": _clean_url, "events": _clean_events, "description": _clean_description}
+    cleaned, field_errors = {}, {}
+    for field, cleaner in cleaners.items():
+        if field not in changes:
+            continue
+        try:
+            cleaned[field] = cleaner(changes[field])
+        except ValidationFailed as exc:
+            field_errors.update(exc.details["fieldErrors"])
+    if field_errors:
+        raise ValidationFailed(field_errors=field_errors)
+    return cleaned
+
+
 def subscription_create(*, org, url: str, events: list[str], description: str = "", enabled: bool = True):
     """Creates a subscription with a fresh secret. Returns (subscription, plaintext secret): the only time the
     secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description) on bad input;
-    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf)."""
+    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf).
+
+    The URL is vetted (DNS included) once, here, before the transaction opens: no network wait inside it."""
+    cleaned = _clean({"url": url, "events": events, "description": description})
     secret = crypto.generate_secret()
-    subscription = Subscription.objects.create(
-        organization=org,
-        url=_clean_url(url),
-        events=_clean_events(events),
-        description=_clean_description(description),
-        enabled=bool(enabled),
-        secret_encrypted=crypto.encrypt(secret),
-        secret_preview=secret[:8],
-    )
+    with transaction.atomic():
+        subscription = Subscription.objects.create(
+            organization=org,
+            **cleaned,
+            enabled=bool(enabled),
+            secret_encrypted=crypto.encrypt(secret),
+            secret_preview=secret[:8],
+        )
     return subscription, secret
 
 
-@transaction.atomic
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
     """Changes any of url, events, description, enabled (same rules as create). Enabling clears the disabled
-    reason. The caller has already scoped `subscription` to the org."""
-    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
-    fields = []
-    if "url" in changes:
-        locked.url = _clean_url(changes["url"])
-        fields.append("url")
-    if "events" in changes:
-        locked.events = _clean_events(changes["events"])
-        fields.append("events")
-    if "description" in changes:
-        locked.description = _clean_description(changes["description"])
-        fields.append("description")
-    if "enabled" in changes:
-        _apply_enabled(locked, bool(changes["enabled"]))
-        fields += ["enabled", "disabled_reason", "disabled_at", "failing_since"]
-    if fields:
-        locked.save(update_fields=[*fields, "updated_at"])
+    reason. The caller has already scoped `subscription` to the org. Input (DNS included) is vetted before the
+    row is locked; the change itself is one transaction."""
+    cleaned = _clean(changes)
+    with transaction.atomic():
+        locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        fields = list(cleaned)
+        for field, value in cleaned.items():
+            setattr(locked, field, value)
+        if "enabled" in changes:
+            _apply_enabled(locked, bool(changes["enabled"]))
+            fields += ["enabled", "disabled_reason", "disabled_at", "failing_since"]
+        if fields:
+            locked.save(update_fields=[*fields, "updated_at"])
     return locked
 
 
@@ -195,17 +209,50 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
 @transaction.atomic
 def deliveries_recover(*, subscription: Subscription, since) -> int:
     """Re-queues every failed delivery of the subscription created at or after `since` (at most 30 days ago),
-    each with a fresh set of attempts. Returns how many were re-queued."""
+    each with a fresh set of attempts. Returns how many were re-queued: exactly the rows it reset, which are the
+    rows it enqueues (a delivery that stopped being failed meanwhile is neither counted nor enqueued)."""
     now = timezone.now()
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:
         raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
+    ids = _requeue_failed(subscription=subscription, since=since, now=now)
+    _enqueue_on_commit(ids)
+    return len(ids)
+
+
+# One statement: the rows it resets are exactly the rows it returns. Under READ COMMITTED a row another
+# transaction changed meanwhile (a manual retry, a delete) is re-checked after its lock and left out.
+_RECOVER_SQL = """
+    UPDATE webhooks_delivery
+       SET status = %(pending)s, attempt_count = 0, next_attempt_at = %(now)s, next_trigger = %(manual)s,
+           enqueued_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
+     WHERE subscription_id = %(subscription)s AND status = %(failed)s AND created_at >= %(since)s
+    RETURNING id
+"""
+
+
+def _requeue_failed(*, subscription: Subscription, since, now) -> list:
+    """Resets the subscription's failed deliveries created since `since` to pending; returns the ids it reset
+    (and only those). Assumes a transaction is open."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _RECOVER_SQL,
+                {
+                    "pending": Delivery.Status.PENDING, "failed": Delivery.Status.FAILED,
+                    "manual": DeliveryAttempt.Trigger.MANUAL, "now": now, "since": since,
+                    "subscription": subscription.pk,
+                },
+            )
+            return [row[0] for row in cursor.fetchall()]
+    # Elsewhere (SQLite on a bare checkout): lock the rows, then reset those same rows.
     ids = list(
-        Delivery.objects.filter(subscription=subscription, status=Delivery.Status.FAILED, created_at__gte=since)
+        Delivery.objects.select_for_update()
+        .filter(subscription=subscription, status=Delivery.Status.FAILED, created_at__gte=since)
         .values_list("pk", flat=True)
     )
-    Delivery.objects.filter(pk__in=ids, status=Delivery.Status.FAILED).update(
+    Delivery.objects.filter(pk__in=ids).update(
         status=Delivery.Status.PENDING,
         attempt_count=0,
         next_attempt_at=now,
@@ -213,8 +260,6 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
         enqueued_at=now,
         claimed_until=None,
         claim_token=None,
+        updated_at=now,
     )
-    _enqueue_on_commit(ids)
-    return len(ids)
-
-
+    return ids

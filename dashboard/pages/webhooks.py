@@ -90,10 +90,7 @@ class WebhookDetailView(SubscriptionMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         subscription = self.get_subscription()
-        health = next(
-            (h for h in selectors.subscription_list_with_health(self.org) if h.subscription.pk == subscription.pk),
-            None,
-        )
+        health = selectors.subscription_get_with_health(org=self.org, subscription_id=subscription.pk)
         deliveries = selectors.delivery_log(subscription).order_by("-created_at", "-id")
         page = Paginator(deliveries, LOG_PAGE_SIZE).get_page(self.request.GET.get("page"))
         return super().get_context_data(

@@ -3,18 +3,9 @@
 from rest_framework import serializers
 
 from voiceagent.api.serializers import StrictInputSerializer, TimestampField
-from voiceagent.errors import ValidationFailed
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
-from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS, _clean_events, _clean_url
-
-
-def _field_check(cleaner, field: str, value):
-    """Runs a service's cleaner and turns its ValidationFailed into this field's serializer error."""
-    try:
-        return cleaner(value)
-    except ValidationFailed as exc:
-        raise serializers.ValidationError(exc.details["fieldErrors"][field]) from None
+from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS
 
 
 class SubscriptionSerializer(serializers.Serializer):
@@ -42,18 +33,16 @@ class SubscriptionWithSecretSerializer(serializers.Serializer):
 
 
 class SubscriptionCreateInput(StrictInputSerializer):
+    """Shape only (types, a list of strings). The URL and event rules (https, DNS, known types, no repeats) are
+    the service's: they run once, in `subscription_create`/`subscription_update`, and their ValidationFailed
+    renders as the same 400 with `fieldErrors.url` / `fieldErrors.events`."""
+
     url = serializers.CharField(
         trim_whitespace=False, help_text="https:// URL, <= 2048 characters, resolving only to public addresses."
     )
     events = serializers.ListField(child=serializers.CharField(), help_text=f"Non-empty subset of {EVENT_TYPES}.")
     description = serializers.CharField(required=False, allow_blank=True, max_length=MAX_DESCRIPTION)
     enabled = serializers.BooleanField(required=False, default=True)
-
-    def validate_url(self, value):
-        return _field_check(_clean_url, "url", value)
-
-    def validate_events(self, value):
-        return _field_check(_clean_events, "events", value)
 
 
 class SubscriptionUpdateInput(SubscriptionCreateInput):
