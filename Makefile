@@ -34,7 +34,7 @@ lint: venv
 fmt: venv
 	$(BIN)/ruff check --fix .
 
-bench: venv
+bench: venv .env
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:

@@ -1,16 +1,16 @@
 """Writes on organizations, memberships and API keys. Each service is one transaction."""
 
+import secrets
 from functools import cache
 from zoneinfo import available_timezones
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .errors import NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
@@ -28,24 +28,60 @@ def require_admin(*, user, org: Organization) -> Membership:
     return membership
 
 
-def user_get_or_create(*, email: str, password: str | None = None):
-    email = User.objects.normalize_email(email).lower()
+def _normalize_email(email: str) -> str:
+    """Emails are usernames, always stored lower-case."""
+    return User.objects.normalize_email(email).lower()
+
+
+def _user_get_or_create(*, email: str, password: str | None = None):
+    """(user, created). A user created without a password gets a random, unguessable one rather than an unusable
+    one: Django's password reset (PasswordResetForm.get_users) skips unusable passwords, and that reset is how an
+    invited person sets theirs."""
+    email = _normalize_email(email)
     user = User.objects.filter(username=email).first()
-    if user is None:
-        user = User(username=email, email=email)
-        if password:
-            user.set_password(password)
-        else:
-            user.set_unusable_password()
-        user.save()
-    return user
+    if user is not None:
+        return user, False
+    user = User(username=email, email=email)
+    user.set_password(password or secrets.token_urlsafe(32))
+    try:
+        with transaction.atomic():
+            user.save(force_insert=True)
+    except IntegrityError:  # created meanwhile by a concurrent request: that user it is
+        return User.objects.get(username=email), False
+    return user, True
+
+
+def user_get_or_create(*, email: str, password: str | None = None):
+    """The user with this email, or a new one. An existing user's password is left alone."""
+    return _user_get_or_create(email=email, password=password)[0]
 
 
 @transaction.atomic
 def organization_create(*, name: str, admin_email: str, admin_password: str | None = None, **org_settings):
-    """Creates an organization and its first admin (a new or existing user). Returns (org, user)."""
+    """Creates an organization and its first admin (a new or existing user). Returns (org, user).
+
+    For operators (`create_org`, seeding), who may attach an existing person; never for self-service sign-up,
+    where an existing user must not be handed to whoever typed their email (see `organization_signup`)."""
     org = Organization.objects.create(name=name, **org_settings)
     user = user_get_or_create(email=admin_email, password=admin_password)
+    Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
+    return org, user
+
+
+@transaction.atomic
+def organization_signup(*, name: str, email: str, password: str, **org_settings):
+    """Self-service sign-up: a brand-new user and a new organization they are admin of. Returns (org, user).
+
+    The email must not belong to anyone yet. The unique username decides, not an earlier check (a user committed
+    between the form's check and this insert is caught here): taken is Conflict("email") and nothing is written.
+    """
+    email = _normalize_email(email)
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(username=email, email=email, password=password)
+    except IntegrityError:
+        raise Conflict("email", "An account with this email already exists. Log in instead.") from None
+    org = Organization.objects.create(name=name, **org_settings)
     Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
     return org, user
 
@@ -90,14 +126,16 @@ def api_key_revoke(*, key: ApiKey, revoked_by) -> ApiKey:
 
 
 @transaction.atomic
-def membership_add(*, org: Organization, by, email: str, role: str) -> Membership:
+def membership_add(*, org: Organization, by, email: str, role: str) -> tuple[Membership, bool]:
+    """Adds the person with this email (an existing user, or a new one) to `org`. Returns (membership,
+    user_created): a new user has only a random password, so the caller invites them to set one."""
     require_admin(user=by, org=org)
     if role not in Membership.Role.values:
         raise ValidationFailed(field_errors={"role": ["Role must be admin or member."]})
-    user = user_get_or_create(email=email)
+    user, created = _user_get_or_create(email=email)
     try:
         with transaction.atomic():
-            return Membership.objects.create(user=user, organization=org, role=role)
+            return Membership.objects.create(user=user, organization=org, role=role), created
     except IntegrityError:
         raise Conflict("email", "This person is already a member.") from None
 
@@ -107,15 +145,17 @@ def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
     require_admin(user=by, org=membership.organization)
     if role not in Membership.Role.values:
         raise ValidationFailed(field_errors={"role": ["Role must be admin or member."]})
+    # The org's admin rows are locked first, all in one statement and in primary-key order: two admins demoting
+    # each other at once queue on the same rows instead of deadlocking, and the second sees the first's change.
+    admins = list(
+        Membership.objects.select_for_update()
+        .filter(organization_id=membership.organization_id, role=Membership.Role.ADMIN)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
-    if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN:
-        other_admins = (
-            Membership.objects.select_for_update()
-            .filter(organization=locked.organization, role=Membership.Role.ADMIN)
-            .exclude(pk=locked.pk)
-        )
-        if not other_admins.exists():
-            raise ValidationFailed(form_errors=["An organization keeps at least one admin."])
+    if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN and admins == [locked.pk]:
+        raise ValidationFailed(form_errors=["An organization keeps at least one admin."])
     locked.role = role
     locked.save(update_fields=["role"])
     return locked
@@ -124,7 +164,7 @@ def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
 # --- The knowledge base: locations, facts, team members --------------------------------------------------------
 #
 # Every write below runs in one transaction that also bumps `Organization.knowledge_version` (an F() increment),
-# so the agent runtime's ETag (orgs.selectors.knowledge_for_org) changes on the very next read after commit.
+# so the agent runtime's ETag (orgs.selectors.knowledge_etag) changes on the very next read after commit.
 # Unique names and labels are database constraints; an IntegrityError becomes Conflict(field), also under a race.
 
 KNOWLEDGE_CAPS = {"name": 200, "label": 200, "address": 5000, "role": 200, "email": 254, "phone_number": 32,
@@ -137,36 +177,10 @@ def knowledge_version_bump(*, org: Organization) -> None:
     Organization.objects.filter(pk=org.pk).update(knowledge_version=F("knowledge_version") + 1)
 
 
-def _check_caps(values: dict) -> None:
-    errors = {
-        field: [f"Ensure this field has no more than {KNOWLEDGE_CAPS[field]} characters."]
-        for field, value in values.items()
-        if field in KNOWLEDGE_CAPS and isinstance(value, str) and len(value) > KNOWLEDGE_CAPS[field]
-    }
-    if errors:
-        raise ValidationFailed(field_errors=errors)
-
-
 def _require_text(values: dict, *fields: str) -> None:
     errors = {field: ["This field may not be blank."] for field in fields if field in values and not values[field]}
     if errors:
         raise ValidationFailed(field_errors=errors)
-
-
-def _optional(value):
-    if value is None:
-        return None
-    value = str(value).strip()
-    return value or None
-
-
-def _check_email(values: dict) -> None:
-    if values.get("email") is None:
-        return
-    try:
-        validate_email(values["email"])
-    except DjangoValidationError:
-        raise ValidationFailed(field_errors={"email": ["Enter a valid email address."]}) from None
 
 
 @cache
@@ -201,6 +215,18 @@ def _apply(instance, changes: dict, allowed: tuple[str, ...]) -> list[str]:
     return list(changes)
 
 
+def _update(instance, changes: dict, *, clean, allowed: tuple[str, ...], conflict_field: str):
+    """The one shape of the knowledge updates: `clean(org, changes)`, refuse unknown fields, set the rest, save
+    only those (a unique clash is Conflict(conflict_field)) and bump the knowledge version if anything changed.
+    The caller holds the transaction."""
+    org = instance.organization
+    fields = _apply(instance, clean(org, changes), allowed)
+    if fields:
+        _save(instance, conflict_field=conflict_field, update_fields=fields)
+        knowledge_version_bump(org=org)
+    return instance
+
+
 def _resolve_location(org: Organization, location):
     """A Location of `org` from an instance or an id; another org's or a missing one is NotFound (never linked)."""
     if location is None:
@@ -218,7 +244,7 @@ LOCATION_FIELDS = ("name", "address", "timezone", "phone_number")
 def _clean_location(org: Organization, values: dict) -> dict:
     values = {key: (value.strip() if isinstance(value, str) else value) for key, value in values.items()}
     _require_text(values, "name", "address", "timezone", "phone_number")
-    _check_caps(values)
+    check_lengths(values, KNOWLEDGE_CAPS)
     if "timezone" in values:
         _check_timezone(values["timezone"])
     if "phone_number" in values:
@@ -239,12 +265,7 @@ def location_create(*, org: Organization, name: str, address: str, timezone: str
 @transaction.atomic
 def location_update(*, location: Location, **changes) -> Location:
     """Changes any of name, address, timezone, phone_number."""
-    changes = _clean_location(location.organization, changes)
-    fields = _apply(location, changes, LOCATION_FIELDS)
-    if fields:
-        _save(location, conflict_field="name", update_fields=fields)
-        knowledge_version_bump(org=location.organization)
-    return location
+    return _update(location, changes, clean=_clean_location, allowed=LOCATION_FIELDS, conflict_field="name")
 
 
 @transaction.atomic
@@ -262,7 +283,7 @@ def _clean_fact(org: Organization, values: dict) -> dict:
     if "label" in values and isinstance(values["label"], str):
         values["label"] = values["label"].strip()
     _require_text(values, "label", "content")
-    _check_caps(values)
+    check_lengths(values, KNOWLEDGE_CAPS)
     if "location" in values:
         values["location"] = _resolve_location(org, values["location"])
     return values
@@ -280,12 +301,7 @@ def fact_create(*, org: Organization, label: str, content: str, location=None) -
 @transaction.atomic
 def fact_update(*, fact: Fact, **changes) -> Fact:
     """Changes any of label, content, location. A PUT passes all three."""
-    changes = _clean_fact(fact.organization, changes)
-    fields = _apply(fact, changes, FACT_FIELDS)
-    if fields:
-        _save(fact, conflict_field="label", update_fields=fields)
-        knowledge_version_bump(org=fact.organization)
-    return fact
+    return _update(fact, changes, clean=_clean_fact, allowed=FACT_FIELDS, conflict_field="label")
 
 
 @transaction.atomic
@@ -303,18 +319,19 @@ def _clean_team_member(org: Organization, values: dict) -> dict:
         values["name"] = values["name"].strip()
     for field in ("email", "phone_number", "role"):
         if field in values:
-            values[field] = _optional(values[field])
+            values[field] = optional_text(values[field])
     _require_text(values, "name")
-    _check_caps(values)
-    _check_email(values)
+    check_lengths(values, KNOWLEDGE_CAPS)
+    check_email(values.get("email"))
     if values.get("phone_number") is not None:
         values["phone_number"] = normalize_phone(values["phone_number"], region=org.default_phone_region)
     return values
 
 
-def _guard_platform_user(member: TeamMember, allow_platform_user: bool) -> None:
-    # The spec: a team member who is a platform user (a dashboard login) cannot be changed through the API.
-    if member.is_platform_user and not allow_platform_user:
+def _guard_platform_user(member: TeamMember) -> None:
+    # The spec: a team member who is a platform user (a dashboard login) cannot be changed through the API. The
+    # dashboard keeps the same rule (it shows such members locked), so no caller may change or delete one.
+    if member.is_platform_user:
         raise Forbidden("A team member who is a platform user cannot be changed here.")
 
 
@@ -334,22 +351,17 @@ def team_member_create(
 
 
 @transaction.atomic
-def team_member_update(*, member: TeamMember, allow_platform_user: bool = False, **changes) -> TeamMember:
-    """Changes any of name, email, phone_number, role. A platform user's record raises Forbidden unless the
-    caller (the dashboard, for its own users) passes allow_platform_user=True."""
-    _guard_platform_user(member, allow_platform_user)
-    changes = _clean_team_member(member.organization, changes)
-    fields = _apply(member, changes, TEAM_MEMBER_FIELDS)
-    if fields:
-        _save(member, conflict_field="user", update_fields=fields)
-        knowledge_version_bump(org=member.organization)
-    return member
+def team_member_update(*, member: TeamMember, **changes) -> TeamMember:
+    """Changes any of name, email, phone_number, role. A platform user's record raises Forbidden, from every
+    interface (the API and the dashboard alike)."""
+    _guard_platform_user(member)
+    return _update(member, changes, clean=_clean_team_member, allowed=TEAM_MEMBER_FIELDS, conflict_field="user")
 
 
 @transaction.atomic
-def team_member_delete(*, member: TeamMember, allow_platform_user: bool = False) -> None:
-    """Deletes a team member; a platform user's record raises Forbidden unless allow_platform_user=True."""
-    _guard_platform_user(member, allow_platform_user)
+def team_member_delete(*, member: TeamMember) -> None:
+    """Deletes a team member; a platform user's record raises Forbidden."""
+    _guard_platform_user(member)
     org = member.organization
     member.delete()
     knowledge_version_bump(org=org)

@@ -7,6 +7,7 @@ falls back to SQLite, a local-memory cache and a file-system Celery broker under
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -15,12 +16,19 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env("SECRET_KEY", default="insecure-dev-only-secret-key-change-me-0123456789")
+# Only DEBUG may fall back to a key from the repository: with it anyone could forge cursors and recording
+# links, and webhook secrets would be encrypted under a public key. `make run` writes real ones into `.env`.
+SECRET_KEY = env("SECRET_KEY", default="insecure-dev-only-secret-key-change-me-0123456789" if DEBUG else "")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver", "[::1]"])
 BASE_URL = env("BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 DASHBOARD_URL = env("DASHBOARD_URL", default=BASE_URL).rstrip("/")
 AGENT_RUNTIME_TOKEN = env("AGENT_RUNTIME_TOKEN", default="")
 FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
+if not DEBUG and not (SECRET_KEY and FIELD_ENCRYPTION_KEY):
+    raise ImproperlyConfigured(
+        "SECRET_KEY and FIELD_ENCRYPTION_KEY must be set (environment or .env) unless DEBUG is on; "
+        "`make run` writes both into .env."
+    )
 WEBHOOK_ALLOW_LOCAL_URLS = env.bool("WEBHOOK_ALLOW_LOCAL_URLS", default=False)
 
 INSTALLED_APPS = [
@@ -232,6 +240,8 @@ LOGGING = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
+# Served over HTTPS in production: cookies only travel encrypted. DEBUG (make run on http://127.0.0.1) relaxes it.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
 CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -7,9 +7,13 @@ broker, so `cache.clear()` in one worker never touches another's counters or que
 import os
 from pathlib import Path
 
-from .settings import *  # noqa: F403
-from .settings import DATABASES, REDIS_URL
-from .settings import VAR_DIR as _BASE_VAR_DIR
+# Set before the real settings load, which refuse to start without them outside DEBUG.
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
+os.environ.setdefault("FIELD_ENCRYPTION_KEY", "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A=")
+
+from .settings import *  # noqa: E402, F403
+from .settings import DATABASES, REDIS_URL  # noqa: E402
+from .settings import VAR_DIR as _BASE_VAR_DIR  # noqa: E402
 
 # TEST_VAR_DIR gives one checkout's concurrent test runs separate SQLite files and file-system brokers.
 VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or _BASE_VAR_DIR)
@@ -46,9 +50,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory, so that Celery workers started by tests see the same database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{WORKER}.sqlite3")}
 
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False  # the live server and the browser tests speak plain HTTP
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 AGENT_RUNTIME_TOKEN = "test-agent-runtime-token-0123456789abcdef"
-FIELD_ENCRYPTION_KEY = "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A="
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 ROOT_URLCONF = "tests.urls"

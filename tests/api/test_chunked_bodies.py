@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def gunicorn():
+def gunicorn(tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -29,17 +29,23 @@ def gunicorn():
         "DATABASE_URL": database_url_for_subprocess(),
         "PYTEST_XDIST_WORKER": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 30
+    log = tmp_path / "gunicorn.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    deadline = time.time() + 60
     while time.time() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/v1/me")
+            conn.getresponse().read()  # any answer: Django is loaded
             break
         except OSError:
-            time.sleep(0.1)
+            time.sleep(0.2)
+    else:
+        pytest.fail(f"gunicorn did not answer within 60 s:\n{log.read_text()[-3000:]}")
     yield port
     server.terminate()
     server.wait(timeout=10)

@@ -8,10 +8,10 @@ import time
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from rest_framework.test import APIClient
 
 from tests.factories import make_key
+from tests.support.celery_worker import test_database_url as database_url_for_subprocess
 
 needs_redis = pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL)")
 
@@ -85,15 +85,10 @@ print(json.dumps([client.get("/v1/me").status_code for _ in range(int(sys.argv[1
 
 
 def _subprocess_env(**extra) -> dict:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        url = f"sqlite:///{db['NAME']}"
-    else:
-        url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings",
-        "DATABASE_URL": url,
+        "DATABASE_URL": database_url_for_subprocess(),
         "PYTEST_XDIST_WORKER": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
         **extra,
     }
@@ -102,14 +97,20 @@ def _subprocess_env(**extra) -> dict:
 @needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_two_processes_share_one_count(org, admin):
-    _, plaintext = make_key(org, admin=admin)
-    env = _subprocess_env(KEY=plaintext, RATE_LIMIT_READS_PER_MINUTE="5")
-    wait_for_a_fresh_window(margin=15)
-    results = []
-    for _ in range(2):
-        out = subprocess.run(
-            [sys.executable, "-c", CLIENT_SCRIPT, "4"], env=env, capture_output=True, text=True, timeout=60, check=True
-        )
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for _ in range(3):
+        # Both processes must run inside one minute window; on a busy machine a window may roll over: retry.
+        _, plaintext = make_key(org, admin=admin)
+        env = _subprocess_env(KEY=plaintext, RATE_LIMIT_READS_PER_MINUTE="5")
+        wait_for_a_fresh_window(margin=40)
+        window = int(time.time() // 60)
+        results = []
+        for _ in range(2):
+            out = subprocess.run(
+                [sys.executable, "-c", CLIENT_SCRIPT, "4"], env=env, capture_output=True, text=True, timeout=120
+            )
+            assert out.returncode == 0, out.stderr[-3000:]
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        if int(time.time() // 60) == window:
+            break
     assert results[0] == [200, 200, 200, 200]
     assert results[1] == [200, 429, 429, 429]
