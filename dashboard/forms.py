@@ -3,6 +3,7 @@
 
 import phonenumbers
 from django import forms
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 
@@ -78,6 +79,23 @@ class LoginForm(DashboardFormMixin, AuthenticationForm):
 
     def clean_username(self):
         return (self.cleaned_data.get("username") or "").strip().lower()
+
+
+class PasswordResetForm(DashboardFormMixin, auth_forms.PasswordResetForm):
+    """Django's reset request, styled: it mails only active users with a usable password, and says nothing
+    about whether the address has an account."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["email"].widget.attrs["autofocus"] = True
+
+
+class SetPasswordForm(DashboardFormMixin, auth_forms.SetPasswordForm):
+    """Django's set-password form (reset links and invitations), with the sign-up form's plain-text help."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["new_password1"].help_text = "At least 8 characters, not a common password."
 
 
 class ApiKeyCreateForm(DashboardForm):

@@ -10,6 +10,12 @@ urlpatterns = [
     path("signup/", views.SignupView.as_view(), name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password-reset"),
+    path("password-reset/sent/", views.PasswordResetDoneView.as_view(), name="password-reset-done"),
+    path(
+        "password-reset/<uidb64>/<token>/", views.PasswordResetConfirmView.as_view(), name="password-reset-confirm"
+    ),
+    path("password-reset/done/", views.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
     path("org/switch/", views.OrgSwitchView.as_view(), name="org-switch"),
     path("settings/", views.OrganizationSettingsView.as_view(), name="settings-organization"),
     path("settings/api-keys/", views.ApiKeyListView.as_view(), name="api-keys"),

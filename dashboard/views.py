@@ -5,22 +5,30 @@ Every page that needs a signed-in user goes through `OrgMixin` / `AdminRequiredM
 
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.db import IntegrityError
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
-from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django.views.generic import FormView, TemplateView, View
 
 from orgs import selectors, services
 from orgs.models import Membership
 from voiceagent.errors import Conflict, ValidationFailed
 
-from . import once
-from .forms import ApiKeyCreateForm, LoginForm, MemberAddForm, MemberRoleForm, OrganizationForm, SignupForm
+from . import accounts, once
+from .forms import (
+    ApiKeyCreateForm,
+    LoginForm,
+    MemberAddForm,
+    MemberRoleForm,
+    OrganizationForm,
+    PasswordResetForm,
+    SetPasswordForm,
+    SignupForm,
+)
 from .mixins import AdminRequiredMixin, OrgMixin, remember_org, resolve_membership
 
 NEW_API_KEY = "api_key"  # the kind of secret stashed in once.py
@@ -43,13 +51,11 @@ class SignupView(FormView):
     def form_valid(self, form):
         data = form.cleaned_data
         try:
-            org, user = services.organization_create(
-                name=data["organization_name"], admin_email=data["email"], admin_password=data["password"]
+            # Always a brand-new user: an email taken since the form's check is a Conflict here, never a login
+            # as the account that took it.
+            org, user = services.organization_signup(
+                name=data["organization_name"], email=data["email"], password=data["password"]
             )
-        except IntegrityError:
-            # Two sign-ups with one email at once: the unique username decides, the loser sees this.
-            form.add_error("email", "An account with this email already exists. Log in instead.")
-            return self.form_invalid(form)
         except (ValidationFailed, Conflict) as exc:
             form.apply_domain_error(exc)
             return self.form_invalid(form)
@@ -76,6 +82,37 @@ class LogoutView(auth_views.LogoutView):
     next_page = reverse_lazy("dashboard:login")
 
 
+# Password reset: Django's own views, in the dashboard's auth layout. The e-mailed link is built on DASHBOARD_URL
+# (not the request's Host header), and the "check your inbox" page is the same whether or not the address has an
+# account. Invitations (accounts.py) send the same set-password link.
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    template_name = "dashboard/auth/password_reset.html"
+    form_class = PasswordResetForm
+    subject_template_name = "dashboard/auth/password_reset_subject.txt"
+    email_template_name = "dashboard/auth/password_reset_email.txt"
+    success_url = reverse_lazy("dashboard:password-reset-done")
+
+    @property
+    def extra_email_context(self):
+        return {"dashboard_url": settings.DASHBOARD_URL}
+
+
+class PasswordResetDoneView(auth_views.PasswordResetDoneView):
+    template_name = "dashboard/auth/password_reset_done.html"
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    template_name = "dashboard/auth/password_reset_confirm.html"
+    form_class = SetPasswordForm
+    success_url = reverse_lazy("dashboard:password-reset-complete")
+
+
+class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
+    template_name = "dashboard/auth/password_reset_complete.html"
+
+
 class OrgSwitchView(OrgMixin, View):
     """Makes another of the user's organizations the current one. Not a member of it: 404."""
 
@@ -95,24 +132,6 @@ def _uuid_or_none(value):
         return uuid.UUID(str(value))
     except ValueError:
         return None
-
-
-# --- Overview ---------------------------------------------------------------------------------------------
-
-
-class HomeView(OrgMixin, TemplateView):
-    """The overview. A placeholder that later pages (calls, contacts, knowledge) will fill."""
-
-    template_name = "dashboard/home.html"
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        keys = selectors.api_key_list(org=self.org)
-        context.update(
-            active_key_count=keys.filter(revoked_at__isnull=True).count(),
-            member_count=selectors.membership_list(org=self.org).count(),
-        )
-        return context
 
 
 # --- Settings: organization ---------------------------------------------------------------------------
@@ -174,26 +193,17 @@ class ApiKeyCreateView(AdminRequiredMixin, FormView):
         return redirect("dashboard:api-key-created")
 
 
-class ApiKeyCreatedView(AdminRequiredMixin, TemplateView):
-    """Shows a new key's plaintext exactly once: it is popped from the session as the page is built."""
+class ApiKeyCreatedView(once.ShowOnceMixin, AdminRequiredMixin, TemplateView):
+    """Shows a new key's plaintext exactly once (once.py)."""
 
     template_name = "dashboard/settings/api_key_created.html"
-    http_method_names = ["get"]
-    shows_secret_once = True
+    once_kind = NEW_API_KEY
+    once_gone_message = "A key is shown only once, right after it is created. Create a new one if needed."
+    once_gone_url = "dashboard:api-keys"
 
-    def get(self, request, *args, **kwargs):
-        pending = once.pop(request, NEW_API_KEY)
-        key = None
-        if pending:
-            key = selectors.api_key_list(org=self.org).filter(pk=pending["key_id"]).first()
-        if key is None:
-            messages.info(request, "A key is shown only once, right after it is created. Create a new one if needed.")
-            return redirect("dashboard:api-keys")
-        response = self.render_to_response(self.get_context_data(key=key, plaintext=pending["plaintext"]))
-        # Keep the page out of every cache and the back/forward cache.
-        add_never_cache_headers(response)
-        patch_cache_control(response, no_store=True, private=True)
-        return response
+    def get_once_context(self, pending):
+        key = selectors.api_key_list(org=self.org).filter(pk=pending["key_id"]).first()
+        return {"key": key} if key is not None else None
 
 
 class ApiKeyRevokeView(AdminRequiredMixin, TemplateView):
@@ -239,13 +249,22 @@ class MembersView(AdminRequiredMixin, FormView):
 
     def form_valid(self, form):
         try:
-            membership = services.membership_add(
+            membership, user_created = services.membership_add(
                 org=self.org, by=self.request.user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
             )
         except (ValidationFailed, Conflict) as exc:
             form.apply_domain_error(exc)
             return self.form_invalid(form)
-        messages.success(self.request, f"{membership.user.email} added as {membership.get_role_display().lower()}.")
+        added = f"{membership.user.email} added as {membership.get_role_display().lower()}."
+        if not user_created:
+            messages.success(self.request, added)  # they already have a password and log in as before
+        elif accounts.send_invitation(user=membership.user, org=self.org, invited_by=self.request.user):
+            messages.success(self.request, f"{added} We e-mailed them a link to set their password.")
+        else:
+            messages.warning(
+                self.request,
+                f"{added} The invitation e-mail could not be sent; they can use “Forgot your password?” to log in.",
+            )
         return redirect("dashboard:members")
 
 

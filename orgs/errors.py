@@ -1,10 +1,5 @@
-from voiceagent.errors import DomainError, Forbidden
+from voiceagent.errors import Forbidden
 
 
 class NotAnAdmin(Forbidden):
     """Only an organization's admins manage keys, webhooks and members."""
-
-
-class MemberExists(DomainError):
-    status = 409
-    code = "conflict"

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
 from django.utils import timezone
-from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django.views.generic import FormView, TemplateView, View
 
 from voiceagent.errors import Conflict, ValidationFailed
@@ -47,28 +46,19 @@ class WebhookCreateView(AdminRequiredMixin, FormView):
         return redirect("dashboard:webhook-secret")
 
 
-class WebhookSecretView(AdminRequiredMixin, TemplateView):
-    """Shows a new (or rotated) signing secret exactly once: popped from the session as the page is built."""
+class WebhookSecretView(once.ShowOnceMixin, AdminRequiredMixin, TemplateView):
+    """Shows a new (or rotated) signing secret exactly once (once.py)."""
 
     template_name = "dashboard/webhooks/secret.html"
-    http_method_names = ["get"]
-    shows_secret_once = True
+    once_kind = WEBHOOK_SECRET
+    once_gone_message = "A signing secret is shown only once. Rotate the secret to get a new one."
+    once_gone_url = "dashboard:webhooks"
 
-    def get(self, request, *args, **kwargs):
-        pending = once.pop(request, WEBHOOK_SECRET)
-        subscription = None
-        if pending:
-            subscription = selectors.subscription_get(org=self.org, subscription_id=pending["subscription_id"])
+    def get_once_context(self, pending):
+        subscription = selectors.subscription_get(org=self.org, subscription_id=pending["subscription_id"])
         if subscription is None:
-            messages.info(request, "A signing secret is shown only once. Rotate the secret to get a new one.")
-            return redirect("dashboard:webhooks")
-        context = self.get_context_data(
-            subscription=subscription, plaintext=pending["plaintext"], action=pending.get("action", "created")
-        )
-        response = self.render_to_response(context)
-        add_never_cache_headers(response)
-        patch_cache_control(response, no_store=True, private=True)
-        return response
+            return None
+        return {"subscription": subscription, "action": pending.get("action", "created")}
 
 
 class SubscriptionMixin(AdminRequiredMixin):

@@ -1,10 +1,15 @@
-"""Sign up, log in, log out."""
+"""Sign up, log in, log out, password reset."""
+
+import re
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from orgs.models import Membership, Organization
 
+from .accounts_support import NEW_PASSWORD, reset_link_path, set_password_through
 from .conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +91,88 @@ def test_pages_for_anonymous_visitors_render(client):
         assert response.status_code == 200
         assert 'name="csrfmiddlewaretoken"' in response.content.decode()
         assert "<label" in response.content.decode()
+
+
+# --- Sign-up never hands over an existing account -------------------------------------------------------------
+
+
+def test_a_user_created_between_the_check_and_the_save_is_not_logged_in_as(client, monkeypatch):
+    """The race: the form's "email unused" check passes, then someone else's account with that email commits.
+    Sign-up must refuse (inline), create no organization, and never log the visitor in as that account."""
+    from dashboard.forms import SignupForm
+
+    check = SignupForm.clean_email
+    taken = {}
+
+    def check_then_someone_signs_up(form):
+        email = check(form)  # the check passes: nobody has this email yet
+        taken["user"] = User.objects.create_user(username=email, email=email, password="the-owner's-own-secret")
+        return email
+
+    monkeypatch.setattr(SignupForm, "clean_email", check_then_someone_signs_up)
+    response = client.post("/signup/", SIGNUP)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'data-testid="error-email"' in page and "already exists" in page
+    assert "_auth_user_id" not in client.session
+    assert not Organization.objects.exists() and not Membership.objects.exists()
+    owner = User.objects.get(pk=taken["user"].pk)
+    assert owner.check_password("the-owner's-own-secret") and not owner.check_password(SIGNUP["password"])
+    assert client.get("/").status_code == 302  # still anonymous
+
+
+def test_organization_signup_refuses_a_taken_email_and_writes_nothing(admin):
+    from orgs.services import organization_signup
+    from voiceagent.errors import Conflict
+
+    before = (Organization.objects.count(), Membership.objects.count(), User.objects.count())
+    with pytest.raises(Conflict) as exc:
+        organization_signup(name="Hijack", email=admin.email.upper(), password="a-long-unusual-passphrase")
+    assert exc.value.field == "email"
+    assert (Organization.objects.count(), Membership.objects.count(), User.objects.count()) == before
+    assert User.objects.get(pk=admin.pk).check_password(PASSWORD)
+
+
+# --- Password reset (Django's views, dashboard templates) -----------------------------------------------------
+
+def test_the_login_page_links_to_password_reset(client):
+    page = client.get("/login/").content.decode()
+    assert 'href="/password-reset/"' in page and "Forgot your password?" in page
+
+
+def test_password_reset_mails_a_link_that_sets_a_new_password(client, admin, org, mailoutbox):
+    response = client.post("/password-reset/", {"email": admin.email.upper()})
+    assert response.status_code == 302 and response["Location"] == "/password-reset/sent/"
+    assert len(mailoutbox) == 1 and mailoutbox[0].to == [admin.email]
+    path = reset_link_path(mailoutbox[0])
+    assert mailoutbox[0].body.count(settings.DASHBOARD_URL + path) == 1  # never the request's Host
+
+    done = set_password_through(client, path)
+    assert done.redirect_chain == [("/password-reset/done/", 302)]
+    assert 'data-testid="password-reset-complete"' in done.content.decode()
+    assert "_auth_user_id" not in client.session  # setting a password does not log in by itself
+
+    logged = client.post("/login/", {"username": admin.email, "password": NEW_PASSWORD}, follow=True)
+    assert logged.redirect_chain == [("/", 302)] and org.name in logged.content.decode()
+    # The link is spent.
+    again = Client().get(path, follow=True)
+    assert 'data-testid="invalid-reset-link"' in again.content.decode()
+
+
+def test_password_reset_for_an_unknown_email_reveals_nothing(client, admin, mailoutbox):
+    unknown = client.post("/password-reset/", {"email": "nobody@example.com"}, follow=True)
+    known = Client().post("/password-reset/", {"email": admin.email}, follow=True)
+    assert unknown.redirect_chain == known.redirect_chain == [("/password-reset/sent/", 302)]
+    strip_csrf = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
+    assert strip_csrf.sub("", unknown.content.decode()) == strip_csrf.sub("", known.content.decode())
+    assert [message.to for message in mailoutbox] == [[admin.email]]
+
+
+def test_password_reset_pages_render_in_the_auth_layout(client):
+    for path in ("/password-reset/", "/password-reset/sent/", "/password-reset/done/"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert 'class="auth-card"' in response.content.decode(), path
+    bad = client.get("/password-reset/MQ/not-a-token/")
+    assert bad.status_code == 200 and 'data-testid="invalid-reset-link"' in bad.content.decode()

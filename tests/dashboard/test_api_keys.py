@@ -7,6 +7,8 @@ from rest_framework.test import APIClient
 from orgs.keys import KEY_PATTERN, digest_key
 from orgs.models import ApiKey
 
+from .accounts_support import session_rows
+
 pytestmark = pytest.mark.django_db
 
 CREATED_URL = "/settings/api-keys/created/"
@@ -166,3 +168,17 @@ def test_forms_without_a_csrf_token_are_refused(admin, write_key):
     key.refresh_from_db()
     assert key.is_active
     assert 'name="csrfmiddlewaretoken"' in client.get("/settings/api-keys/new/").content.decode()
+
+
+def test_the_session_store_never_holds_the_plaintext(admin_client):
+    """The DB session backend writes session data as signed, readable JSON: the pending key is sealed."""
+    create(admin_client)
+    while_pending = session_rows()
+    assert any("dashboard.once" in row for row in while_pending)  # something is pending, sealed
+
+    page = admin_client.get(CREATED_URL)
+    plaintext = plaintext_on(page.content.decode())
+    assert plaintext and KEY_PATTERN.match(plaintext)  # still shown, once
+    for row in [*while_pending, *session_rows()]:
+        assert plaintext not in row and plaintext[12:] not in row
+    assert admin_client.get(CREATED_URL).status_code == 302

@@ -11,6 +11,8 @@ from django.utils import timezone
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
 
+from .accounts_support import session_rows
+
 pytestmark = pytest.mark.django_db
 
 URL = "https://hooks.example.com/voice"
@@ -74,13 +76,18 @@ def create(client, **data):
 
 
 def test_anonymous_visitors_are_sent_to_log_in(client, subscription, failed_delivery):
-    for path in ["/settings/webhooks/", "/settings/webhooks/new/", "/settings/webhooks/secret/",
-                 *paths(subscription).values()]:
-        response = client.get(path)
-        assert response.status_code in (302, 405), path
-        if response.status_code == 302:
-            assert response["Location"].startswith("/login/?next=")
+    """Log-in comes before everything, the HTTP method check included: an anonymous GET of a POST-only path
+    (enabled, redeliver) and of the GET-only secret page is the same redirect to log in, never a 405."""
+    before = Subscription.objects.values().get(pk=subscription.pk)
+    every_path = ["/settings/webhooks/", "/settings/webhooks/new/", "/settings/webhooks/secret/",
+                  *paths(subscription, failed_delivery).values()]
+    for method in ("get", "post"):
+        for path in every_path:
+            response = getattr(client, method)(path)
+            assert (response.status_code, response["Location"]) == (302, f"/login/?next={path}"), (method, path)
     assert create(client).status_code == 302 and Subscription.objects.count() == 1
+    assert Subscription.objects.values().get(pk=subscription.pk) == before
+    assert Delivery.objects.get(pk=failed_delivery.pk).attempt_count == 2
 
 
 def test_members_read_the_list_and_the_log_without_write_controls(member_client, subscription, failed_delivery):
@@ -167,6 +174,22 @@ def test_create_shows_the_secret_once(admin_client, org):
         page = admin_client.get(path).content.decode()
         assert sub.secret not in page
     assert sub.secret_preview in admin_client.get(f"/settings/webhooks/{sub.pk}/").content.decode()
+
+
+def test_the_session_store_never_holds_a_webhook_secret(admin_client, org, subscription):
+    """Created or rotated, the secret waits in the session sealed; the DB session rows never hold it."""
+    create(admin_client, url=URL + "/new")
+    while_pending = session_rows()
+    created = Subscription.objects.get(organization=org, url=URL + "/new")
+    assert created.secret in admin_client.get("/settings/webhooks/secret/").content.decode()
+    admin_client.post(paths(subscription)["rotate"], {"grace_period_seconds": "0"})
+    while_pending += session_rows()
+    subscription.refresh_from_db()
+    assert subscription.secret in admin_client.get("/settings/webhooks/secret/").content.decode()
+    assert any("dashboard.once" in row for row in while_pending)
+    for secret in (created.secret, subscription.secret):
+        for row in [*while_pending, *session_rows()]:
+            assert secret.removeprefix("whsec_") not in row
 
 
 def test_a_secret_not_viewed_at_once_is_dropped_by_the_next_page(admin_client, org):

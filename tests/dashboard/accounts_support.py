@@ -1,0 +1,36 @@
+"""Helpers for the account flows: e-mailed set-password links (reset and invitation), and the session store."""
+
+import json
+import re
+from urllib.parse import urlsplit
+
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
+
+NEW_PASSWORD = "a-brand-new-passphrase-42"
+
+
+def reset_link_path(message) -> str:
+    """The path of the one set-password link in an e-mail (its host is DASHBOARD_URL)."""
+    links = re.findall(r"https?://\S+", message.body)
+    paths = [urlsplit(link).path for link in links if "/password-reset/" in link]
+    assert len(paths) == 1, message.body
+    return paths[0]
+
+
+def set_password_through(client, path: str, password: str = NEW_PASSWORD):
+    """Follows an e-mailed link the way a browser does (Django moves the token into the session) and sets
+    the password; returns the final response."""
+    opened = client.get(path)
+    assert opened.status_code == 302 and opened["Location"].endswith("/set-password/")
+    form = client.get(opened["Location"])
+    assert form.status_code == 200 and 'name="new_password1"' in form.content.decode()
+    return client.post(opened["Location"], {"new_password1": password, "new_password2": password}, follow=True)
+
+
+def session_rows() -> list[str]:
+    """Every row of `django_session` as stored and as decoded, one string each: what a database reader sees."""
+    return [
+        row.session_data + json.dumps(SessionStore().decode(row.session_data), default=str)
+        for row in Session.objects.all()
+    ]
