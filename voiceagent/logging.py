@@ -7,7 +7,7 @@ import re
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 # An incoming id is reused only when it is short and plain, so a client cannot inject into logs.
-SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{8,64}")  # used with fullmatch
 
 
 class RequestIdFilter(logging.Filter):

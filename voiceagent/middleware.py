@@ -28,7 +28,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         incoming = request.headers.get("X-Request-Id", "")
-        request_id = incoming if SAFE_REQUEST_ID.match(incoming) else f"req_{uuid.uuid4().hex}"
+        request_id = incoming if SAFE_REQUEST_ID.fullmatch(incoming) else f"req_{uuid.uuid4().hex}"
         request.request_id = request_id
         # Not reset on the way out: Django logs 4xx/5xx ("Not Found: ...") after the middleware returns, and
         # those lines carry the id too. request_finished (below) clears it once the response is done.

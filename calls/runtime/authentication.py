@@ -6,7 +6,7 @@ import re
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
 
-HEADER_PATTERN = re.compile(r"^Bearer (\S+)$")
+HEADER_PATTERN = re.compile(r"Bearer (\S+)")  # fullmatch: `$` would allow a trailing newline
 
 
 class RuntimePrincipal:
@@ -29,7 +29,7 @@ class RuntimeTokenAuthentication(authentication.BaseAuthentication):
         if header is None:
             return None
         expected = settings.AGENT_RUNTIME_TOKEN
-        match = HEADER_PATTERN.match(header)
+        match = HEADER_PATTERN.fullmatch(header)
         presented = match.group(1) if match else ""
         # compare_digest on bytes of both sides every time; an unset token never authenticates anything.
         valid = hmac.compare_digest(presented.encode(), expected.encode())

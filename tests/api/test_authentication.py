@@ -202,3 +202,17 @@ def test_no_key_reaches_a_log(write_key, caplog):
     assert caplog.records  # the boom view logged
     assert all(plaintext not in record.getMessage() and plaintext not in (record.exc_text or "")
                for record in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"HTTP_ACCEPT": "text/html"}, {"HTTP_ACCEPT": "application/xml"}, {"QUERY_STRING": "format=xml"},
+     {"QUERY_STRING": "format=api"}],
+)
+def test_negotiation_never_answers_before_authentication(db, extra):
+    response = APIClient().get("/v1/me", **extra)
+    assert_unauthorized(response)
+
+
+def test_a_trailing_newline_after_the_key_is_401(write_key):
+    assert_unauthorized(call(f"Bearer {write_key[1]}\n"))

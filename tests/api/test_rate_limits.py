@@ -114,3 +114,13 @@ def test_two_processes_share_one_count(org, admin):
             break
     assert results[0] == [200, 200, 200, 200]
     assert results[1] == [200, 429, 429, 429]
+
+
+def test_a_scope_refusal_reports_the_window_without_counting_itself(read_api):
+    read_api.get("/v1/me")
+    refused = read_api.post("/v1/contacts", {"phone_number": "+14155550100"}, format="json")
+    assert refused.status_code == 403
+    assert refused["RateLimit-Limit"] == "120"
+    assert refused["RateLimit-Remaining"] == "120"
+    assert 1 <= int(refused["RateLimit-Reset"]) <= 60
+    assert read_api.get("/v1/me")["RateLimit-Remaining"] == "598"

@@ -12,7 +12,7 @@ from orgs.models import ApiKey
 from orgs.selectors import active_api_key_for_digest
 
 # decisions.md: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
-HEADER_PATTERN = re.compile(r"^Bearer ([A-Za-z0-9_]{40})$")
+HEADER_PATTERN = re.compile(r"Bearer ([A-Za-z0-9_]{40})")  # fullmatch: `$` would allow a trailing newline
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
@@ -38,7 +38,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION")
         if header is None:
             return None
-        match = HEADER_PATTERN.match(header)
+        match = HEADER_PATTERN.fullmatch(header)
         # Every malformed header still costs one digest lookup, so timing tells nothing about why it failed.
         digest = digest_key(match.group(1) if match else header)
         key = active_api_key_for_digest(digest)

@@ -37,17 +37,22 @@ def hit(counter: str, *, ttl: int) -> int:
         return 1
 
 
+def _window(request) -> tuple[str, int, int]:
+    """The counter of this request's key and kind in the current window, the kind's limit, and seconds left."""
+    kind = "read" if request.method in READ_METHODS else "write"
+    limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    reset = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
+    return f"ratelimit:{request.auth.pk}:{kind}:{window}", limit, reset
+
+
 class KeyRateThrottle(BaseThrottle):
     def allow_request(self, request, view):
-        key = request.auth
-        if key is None:
+        if request.auth is None:
             return True
-        kind = "read" if request.method in READ_METHODS else "write"
-        limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
-        now = time.time()
-        window = int(now // WINDOW_SECONDS)
-        used = hit(f"ratelimit:{key.pk}:{kind}:{window}", ttl=WINDOW_SECONDS * 2)
-        self.reset = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
+        counter, limit, self.reset = _window(request)
+        used = hit(counter, ttl=WINDOW_SECONDS * 2)
         request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": self.reset}
         return used <= limit
 
@@ -56,9 +61,14 @@ class KeyRateThrottle(BaseThrottle):
 
 
 def rate_limit_headers(request) -> dict[str, str]:
+    """RateLimit-* for every response to a known key, also those refused before the throttle ran (403 scope),
+    which report the window without counting themselves."""
     info = getattr(request, "rate_limit", None)
-    if not info:
-        return {}
+    if info is None:
+        if getattr(request, "auth", None) is None:
+            return {}
+        counter, limit, reset = _window(request)
+        info = {"limit": limit, "remaining": max(0, limit - (cache.get(counter) or 0)), "reset": reset}
     return {
         "RateLimit-Limit": str(info["limit"]),
         "RateLimit-Remaining": str(info["remaining"]),
