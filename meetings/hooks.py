@@ -16,13 +16,12 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from voiceagent.errors import NotFound, ValidationFailed
+from voiceagent.errors import NotFound
 from voiceagent.timefmt import iso_ms
 
 from .selectors import dispatch_for_token
+from .serializers import DispatchProgressSerializer
 from .services import dispatch_report_progress
-
-PROGRESS_FIELDS = ("state", "detail")
 
 
 class DispatchStatusView(APIView):
@@ -37,16 +36,8 @@ class DispatchStatusView(APIView):
         # service checks the token again, under the row lock.
         if dispatch_for_token(dispatch_id=dispatch_id, token=token) is None:
             raise NotFound()
-        body = request.data
-        if not isinstance(body, dict):
-            raise ValidationFailed(form_errors=["Expected a JSON object."])
-        unknown = sorted(set(body) - set(PROGRESS_FIELDS))
-        if unknown:
-            raise ValidationFailed(form_errors=[f"Unrecognized key(s) in object: {', '.join(map(repr, unknown))}"])
-        if "state" not in body:
-            raise ValidationFailed(field_errors={"state": ["This field is required."]})
-        dispatch = dispatch_report_progress(
-            dispatch_id=dispatch_id, token=token, state=body["state"], detail=body.get("detail")
-        )
+        serializer = DispatchProgressSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        dispatch = dispatch_report_progress(dispatch_id=dispatch_id, token=token, **serializer.validated_data)
         data = {"dispatch_id": str(dispatch.pk), "state": dispatch.state, "updated_at": iso_ms(dispatch.updated_at)}
         return Response({"data": data})

@@ -4,46 +4,30 @@ The runtime authenticates with the service token (never an org key); the organiz
 Every write is idempotent under retries: the runtime's call id and event ids are the keys.
 """
 
-import uuid
-
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from calls import selectors, services
 from calls.api.serializers import CallDetailSerializer
-from calls.errors import NotFound
-from orgs.models import Organization
+from calls.models import Call, Recording
 from voiceagent.errors import ValidationFailed
 from voiceagent.timefmt import iso_ms
 
-from .authentication import IsRuntime, RuntimeTokenAuthentication
+from .base import RuntimeAPIView
 from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
 
+# Path and header values land in these columns: longer ones are a 400 here, never a DataError (500) below.
+CALL_ID_MAX = Call._meta.get_field("runtime_call_id").max_length
+CONTENT_TYPE_MAX = Recording._meta.get_field("content_type").max_length
+DURATION_MAX = 2_147_483_647  # Recording.duration_seconds is a PositiveIntegerField
 
-class RuntimeAPIView(APIView):
-    """Token first (401 `unauthorized`, nothing read or written), then the org from the path (404)."""
 
-    authentication_classes = [RuntimeTokenAuthentication]
-    permission_classes = [IsRuntime]
-    throttle_classes = []
-    parser_classes = [JSONParser]
-    schema = None  # internal: not part of the public /v1 reference
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        try:
-            org_id = uuid.UUID(str(kwargs.get("org_id")))
-        except ValueError:
-            raise NotFound() from None
-        self.org = Organization.objects.filter(pk=org_id).first()
-        if self.org is None:
-            raise NotFound()
-
-    def validate_body(self, serializer_class) -> dict:
-        serializer = serializer_class(data=self.request.data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+def _path_call_id(call_id: str) -> str:
+    """The runtime's call id from the path, checked as the body's `call_id` is at call start."""
+    if len(call_id) > CALL_ID_MAX:
+        message = f"Ensure this field has no more than {CALL_ID_MAX} characters."
+        raise ValidationFailed(field_errors={"call_id": [message]})
+    return call_id
 
 
 def _call_summary(call) -> dict:
@@ -89,6 +73,7 @@ class ToolEventView(RuntimeAPIView):
     """POST {event_id, type, label?, offset_seconds?, data}: 201 recorded, 200 for a retried event id."""
 
     def post(self, request, org_id, call_id):
+        call_id = _path_call_id(call_id)
         data = self.validate_body(ToolEventSerializer)
         result, recorded = services.tool_event_record(
             org=self.org,
@@ -108,6 +93,7 @@ class CallCompleteView(RuntimeAPIView):
     """POST the finished call; 200 with the call as GET /v1/calls/{id} shows it (also for a retry)."""
 
     def post(self, request, org_id, call_id):
+        call_id = _path_call_id(call_id)
         data = self.validate_body(CallCompleteSerializer)
         start = None
         if "started_at" in data:
@@ -144,6 +130,7 @@ class RecordingUploadView(RuntimeAPIView):
     parser_classes = [MultiPartParser]
 
     def post(self, request, org_id, call_id):
+        call_id = _path_call_id(call_id)
         if request.content_type.startswith("multipart/form-data"):
             upload = request.FILES.get("file")
             if upload is None:
@@ -156,11 +143,14 @@ class RecordingUploadView(RuntimeAPIView):
         content_type = content_type.split(";")[0].strip().lower()
         if not content_type.startswith("audio/"):
             raise ValidationFailed(field_errors={"content_type": ["The recording must be audio/*."]})
+        if len(content_type) > CONTENT_TYPE_MAX:
+            message = f"Ensure the content type has no more than {CONTENT_TYPE_MAX} characters."
+            raise ValidationFailed(field_errors={"content_type": [message]})
         if not content:
             raise ValidationFailed(field_errors={"file": ["The recording is empty."]})
         try:
             duration = int(raw_duration) if raw_duration not in (None, "") else None
-            if duration is not None and duration < 0:
+            if duration is not None and not 0 <= duration <= DURATION_MAX:
                 raise ValueError
         except ValueError:
             raise ValidationFailed(field_errors={"duration_seconds": ["A whole number of seconds."]}) from None

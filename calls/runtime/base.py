@@ -1,0 +1,51 @@
+"""The one base view of the agent runtime's internal API (/internal/agent/v1/), shared by the calls and the
+meetings runtime endpoints.
+
+Order of checks: the service token (401 `unauthorized`, nothing read or written), then the org named in the
+path (404 `not_found`, also for a value that is not a UUID), then the handler. No per-key rate limit (the
+runtime is ours) and no public schema.
+"""
+
+import uuid
+
+from rest_framework.parsers import JSONParser
+from rest_framework.views import APIView
+
+from orgs.models import Organization
+from voiceagent.errors import NotFound
+
+from .authentication import IsRuntime, RuntimeTokenAuthentication
+
+
+class RuntimeAPIView(APIView):
+    """Token first and alone, then `self.org` from the path's `org_id`. Subclasses validate with `validate_body`."""
+
+    authentication_classes = [RuntimeTokenAuthentication]
+    permission_classes = [IsRuntime]
+    throttle_classes = []
+    parser_classes = [JSONParser]
+    schema = None  # internal: not part of the public /v1 reference
+
+    org: Organization
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication and permission first
+        self.org = self.org_from_path(kwargs.get("org_id"))
+
+    @staticmethod
+    def org_from_path(org_id) -> Organization:
+        """The organization named in the path, or NotFound (a malformed id looks like a missing one)."""
+        try:
+            org_id = uuid.UUID(str(org_id))
+        except ValueError:
+            raise NotFound() from None
+        org = Organization.objects.filter(pk=org_id).first()
+        if org is None:
+            raise NotFound()
+        return org
+
+    def validate_body(self, serializer_class) -> dict:
+        """The request body through a StrictInputSerializer, or 400 `Validation failed` (the one error handler)."""
+        serializer = serializer_class(data=self.request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data

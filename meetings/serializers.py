@@ -1,0 +1,58 @@
+"""Request shapes of the meetings product's machine endpoints: the runtime's ingestion and a receiver's progress.
+
+Strict (voiceagent.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
+`formErrors`, a bad field in `fieldErrors` under its name. The services check the same rules again (they also
+serve the dashboard and `simulate_meeting`); the outcome itself is validated by meetings.validation, which names
+its fields with dotted paths (`outcome.tickets.0.title`).
+"""
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from voiceagent.api.serializers import StrictInputSerializer
+
+from .services import REPORTABLE_STATES
+from .validation import NAME, TEXT
+
+TIMESTAMP_MESSAGE = "Expected an ISO 8601 timestamp with a time zone."
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into strings."""
+
+    default_error_messages = {"invalid": "Expected a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """ISO 8601 with an explicit offset. An impossible date (2026-02-30) or a naive time is a field error: DRF's
+    field would read a naive time in the server's zone, which is a guess about the sender."""
+
+    default_error_messages = {"invalid": TIMESTAMP_MESSAGE, "date": TIMESTAMP_MESSAGE, "naive": TIMESTAMP_MESSAGE}
+
+    def __init__(self, **kwargs):
+        super().__init__(input_formats=["iso-8601"], **kwargs)
+
+    def enforce_timezone(self, value):
+        if timezone.is_naive(value):
+            self.fail("naive")
+        return super().enforce_timezone(value)
+
+
+class MeetingIngestSerializer(StrictInputSerializer):
+    runtime_meeting_id = StrictCharField(max_length=NAME)
+    title = StrictCharField(max_length=NAME, allow_null=True, allow_blank=True)
+    started_at = AwareDateTimeField()
+    ended_at = AwareDateTimeField(allow_null=True, required=False, default=None)
+    # Any JSON here: meeting_ingest answers a repeat before it looks at the outcome, then validates it strictly.
+    outcome = serializers.JSONField()
+
+
+class DispatchProgressSerializer(StrictInputSerializer):
+    state = serializers.ChoiceField(choices=list(REPORTABLE_STATES))
+    detail = StrictCharField(max_length=TEXT, allow_null=True, allow_blank=True, trim_whitespace=False,
+                             required=False, default=None)
