@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -162,11 +162,28 @@ class OrderInput:
 
 
 def _next_order_number(org: Organization) -> int:
-    """The org's next `call_order_number`. The UPDATE holds the counter's row lock until commit, so numbers
-    never repeat under concurrency (and a rolled-back order gives its number back)."""
-    OrderCounter.objects.get_or_create(organization=org)
-    OrderCounter.objects.filter(organization=org).update(last_number=F("last_number") + 1)
-    return OrderCounter.objects.filter(organization=org).values_list("last_number", flat=True).get()
+    """The org's next `call_order_number`, in one statement: an upsert of the org's counter row that returns the
+    new value. The statement holds the counter's row lock until commit, so numbers never repeat under
+    concurrency (and a rolled-back order gives its number back). The caller holds the transaction."""
+    if connection.vendor in ("postgresql", "sqlite") and connection.features.can_return_columns_from_insert:
+        quote, meta = connection.ops.quote_name, OrderCounter._meta
+        table, org_column = quote(meta.db_table), quote(meta.get_field("organization").column)
+        number = quote(meta.get_field("last_number").column)
+        # Identifiers come from the model's metadata; the org id is a bound parameter.
+        sql = (
+            f"INSERT INTO {table} ({org_column}, {number}) VALUES (%s, 1) "  # noqa: S608
+            f"ON CONFLICT ({org_column}) DO UPDATE SET {number} = {table}.{number} + 1 RETURNING {number}"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [meta.get_field("organization").get_db_prep_value(org.pk, connection)])
+            return cursor.fetchone()[0]
+    # Other databases (and SQLite before 3.35, without RETURNING): the row, its lock, then an F() increment.
+    OrderCounter.objects.get_or_create(organization=org)  # absorbs a racing insert in its own savepoint
+    counter = OrderCounter.objects.select_for_update().get(organization=org)
+    counter.last_number = F("last_number") + 1
+    counter.save(update_fields=["last_number"])
+    counter.refresh_from_db(fields=["last_number"])
+    return counter.last_number
 
 
 def _order_items(items: list[dict]) -> tuple[list[dict], int]:
@@ -254,6 +271,13 @@ def _score_from_checks(checks: list[dict]) -> int | None:
     return round(100 * sum(c["verdict"] == "pass" for c in judged) / len(judged))
 
 
+# What call_complete writes on the locked call (the start's fields and the trail belong to other writers).
+COMPLETION_FIELDS = [
+    "status", "ended_at", "duration_seconds", "classification", "disposition", "summary", "outcome", "outcome_tags",
+    "transcript", "quality_checks", "caller_name", "caller_email", "scorable", "score", "contact", "updated_at",
+]
+
+
 def call_complete(
     *,
     org: Organization,
@@ -322,7 +346,7 @@ def call_complete(
                 contact_created = contact if created else None
             elif call.contact_id is None:
                 call.contact = _existing_contact(org, call.from_number)
-        call.save()
+        call.save(update_fields=COMPLETION_FIELDS)
 
         placed = _order_create(call=call, data=order, placed_at=ended_at) if order is not None else None
         taken = [
@@ -588,28 +612,48 @@ def recording_store(
 
     Works before or after the call's completion (the spec: the recording often comes first). A second upload
     for the same call keeps the first and emits nothing. Refused when the org has call recording turned off.
+
+    The file is written before the row and deleted again when this transaction fails (inserting, emitting or
+    committing). Assumes this is the outermost transaction, as for the runtime's upload view: if an enclosing
+    one rolled back after this returned, the file would stay behind.
     """
     if not org.call_recording_enabled:
         raise RecordingDisabled("Call recording is turned off for this organization.")
-    with transaction.atomic():
-        call = _locked_call(org=org, runtime_call_id=runtime_call_id)
-        existing = Recording.objects.filter(call=call).first()
-        if existing is not None:
-            return existing, False
-        now = timezone.now()
-        recording = Recording(
-            organization=org,
-            call=call,
-            content_type=content_type,
-            size_bytes=len(content),
-            duration_seconds=duration_seconds,
-            uploaded_at=now,
-        )
-        extension = CONTENT_TYPE_EXTENSIONS.get(content_type, "bin")
-        recording.file.save(f"{call.pk}.{extension}", ContentFile(content), save=False)
-        recording.save(force_insert=True)
-        emit(org=org, type="call.recording_ready", data=events.recording_ready_data(call, duration_seconds))
-        return recording, True
+    stored_name = None
+    try:
+        with transaction.atomic():
+            call = _locked_call(org=org, runtime_call_id=runtime_call_id)
+            existing = Recording.objects.filter(call=call).first()
+            if existing is not None:
+                return existing, False
+            recording = Recording(
+                organization=org,
+                call=call,
+                content_type=content_type,
+                size_bytes=len(content),
+                duration_seconds=duration_seconds,
+                uploaded_at=timezone.now(),
+            )
+            # Storage is not transactional: the file is written under the call's lock (so only one upload writes)
+            # and deleted below if the transaction does not commit, so a rollback never leaves an orphan file.
+            extension = CONTENT_TYPE_EXTENSIONS.get(content_type, "bin")
+            recording.file.save(f"{call.pk}.{extension}", ContentFile(content), save=False)
+            stored_name = recording.file.name
+            recording.save(force_insert=True)
+            emit(org=org, type="call.recording_ready", data=events.recording_ready_data(call, duration_seconds))
+    except BaseException:
+        if stored_name is not None:
+            _delete_stored_file(recording.file.storage, stored_name)
+        raise
+    return recording, True
+
+
+def _delete_stored_file(storage, name: str) -> None:
+    try:
+        storage.delete(name)
+    except Exception:
+        # The original failure is what the caller must see; a leftover file is only logged.
+        logger.exception("Could not delete the recording file %s after a rollback", name)
 
 
 # --- configuration the runtime reads -----------------------------------------------------------------------

@@ -151,7 +151,7 @@ def outcome_update(*, outcome: Outcome, by, title: str | None = None, **changes)
     locked.approved_at = None
     locked.edited_by = by
     locked.edited_at = timezone.now()
-    locked.save()
+    locked.save(update_fields=[*cleaned, "approved_by", "approved_at", "edited_by", "edited_at", "updated_at"])
     if title is not None:
         meeting = locked.meeting
         meeting.title = _clean_meeting_fields(
