@@ -6,7 +6,7 @@ from django.db.models import Count, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from orgs.models import Organization
-from orgs.selectors import knowledge_for_org
+from orgs.selectors import knowledge_etag, knowledge_for_org
 
 from .errors import CallNotFound
 from .models import Calendar, Call, CallbackRequest, Escalation, EscalationRule, Message, Order, OrderStatus
@@ -62,21 +62,17 @@ def call_recording(call: Call):
         return None
 
 
-def _knowledge_etag(org: Organization, version: int) -> str:
-    return f'"knowledge-{version}.{int(org.updated_at.timestamp() * 1000)}"'
-
-
 def runtime_knowledge_etag(*, org: Organization) -> str:
     """The current ETag alone (one small query), so an unchanged knowledge base answers 304 without loading it."""
-    version = Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
-    return _knowledge_etag(org, version)
+    return knowledge_etag(org)
 
 
 def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
     """What the runtime answers from: orgs' knowledge (facts, locations, team members) plus escalation rules,
-    calendars and the org settings that steer a call. Read fresh on every request; the ETag is the org's
-    knowledge version (bumped by every write to any of these) and the org's own `updated_at` (its settings)."""
-    _, data = knowledge_for_org(org)
+    calendars and the org settings that steer a call. Read fresh on every request; the ETag is
+    orgs.selectors.knowledge_etag: the knowledge version (bumped by every write to any of these) and the org's
+    own `updated_at` (its settings)."""
+    etag, data = knowledge_for_org(org)
     rules = [
         {"id": str(r.id), "name": r.name, "description": r.description, "keywords": r.keywords,
          "destination_type": r.destination_type,
@@ -89,7 +85,6 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
          "location_id": str(c.location_id) if c.location_id else None}
         for c in Calendar.objects.for_org(org).order_by("name", "id")
     ]
-    etag = _knowledge_etag(org, data["version"])
     organization = {
         "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,
         "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,

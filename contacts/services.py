@@ -6,14 +6,13 @@ These services emit no events: `contact.created` is emitted by the calls app, be
 it was real engagement.
 """
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from orgs.models import Organization
 from orgs.phones import normalize_phone
 from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .models import Contact
 
@@ -22,37 +21,10 @@ MAX_LENGTHS = {"phone_number": 32, "name": 200, "email": 254, "notes": 5000}
 EDITABLE_FIELDS = ("phone_number", "name", "email", "notes")
 
 
-def _clean_optional(value: str | None) -> str | None:
-    """Blank optional text is stored as null, so the API shows `null` rather than `""`."""
-    if value is None:
-        return None
-    value = str(value).strip()
-    return value or None
-
-
-def _check_lengths(values: dict) -> None:
-    errors = {
-        field: [f"Ensure this field has no more than {cap} characters."]
-        for field, cap in MAX_LENGTHS.items()
-        if isinstance(values.get(field), str) and len(values[field]) > cap
-    }
-    if errors:
-        raise ValidationFailed(field_errors=errors)
-
-
-def _check_email(email: str | None) -> None:
-    if email is None:
-        return
-    try:
-        validate_email(email)
-    except DjangoValidationError:
-        raise ValidationFailed(field_errors={"email": ["Enter a valid email address."]}) from None
-
-
 def _email_or_none(email: str | None) -> str | None:
     """A caller's email as heard on a call is best-effort: an invalid one is dropped, not an error."""
     try:
-        _check_email(email)
+        check_email(email)
     except ValidationFailed:
         return None
     return email
@@ -85,10 +57,10 @@ def contact_create(
     """
     if source not in Contact.Source.values:
         raise ValidationFailed(field_errors={"source": [f"Source must be one of {', '.join(Contact.Source.values)}."]})
-    values = {"phone_number": phone_number, "name": _clean_optional(name), "email": _clean_optional(email),
-              "notes": _clean_optional(notes)}
-    _check_lengths(values)
-    _check_email(values["email"])
+    values = {"phone_number": phone_number, "name": optional_text(name), "email": optional_text(email),
+              "notes": optional_text(notes)}
+    check_lengths(values, MAX_LENGTHS)
+    check_email(values["email"])
     e164 = normalize_phone(phone_number, region=org.default_phone_region)
     contact = Contact(
         organization=org,
@@ -117,9 +89,9 @@ def contact_update(*, contact: Contact, **changes) -> Contact:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
     for field in ("name", "email", "notes"):
         if field in changes:
-            changes[field] = _clean_optional(changes[field])
-    _check_lengths(changes)
-    _check_email(changes.get("email"))
+            changes[field] = optional_text(changes[field])
+    check_lengths(changes, MAX_LENGTHS)
+    check_email(changes.get("email"))
     if "phone_number" in changes:
         e164 = normalize_phone(changes["phone_number"], region=contact.organization.default_phone_region)
         changes["phone_number"] = e164
@@ -149,7 +121,7 @@ def contact_get_or_create_for_caller(
     contact; don't call this for them).
     """
     e164 = normalize_phone(phone_number, region=org.default_phone_region)
-    name, email = _clean_optional(name), _email_or_none(_clean_optional(email))
+    name, email = optional_text(name), _email_or_none(optional_text(email))
     existing = Contact.objects.for_org(org).filter(phone_number=e164).first()
     if existing is None:
         try:

@@ -43,17 +43,34 @@ def team_member_list(*, org):
     return TeamMember.objects.for_org(org)
 
 
+def knowledge_version(org) -> int:
+    """The org's `knowledge_version`, read fresh (one query): every write the runtime reads bumps it in its own
+    transaction (orgs.services.knowledge_version_bump: facts, locations, team members; escalation rules and
+    calendars in calls/)."""
+    return Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
+
+
+def knowledge_etag(org, version: int | None = None) -> str:
+    """The one ETag of the agent runtime's knowledge: `"knowledge-<version>.<org updated_at in ms>"`.
+
+    The version covers the knowledge rows; the org's own `updated_at` covers its settings, which the runtime's
+    knowledge also carries. `updated_at` is taken from `org` as loaded, i.e. the settings the caller serves.
+    Without `version` it is read fresh (one query), so an unchanged knowledge base answers 304 without loading it.
+    """
+    if version is None:
+        version = knowledge_version(org)
+    return f'"knowledge-{version}.{int(org.updated_at.timestamp() * 1000)}"'
+
+
 def knowledge_for_org(org) -> tuple[str, dict]:
     """What the agent runtime answers from: (etag, {"version", "facts", "locations", "team_members"}).
 
-    The ETag is the org's `knowledge_version`, which every write to facts, locations and team members bumps in
-    its own transaction (orgs.services.knowledge_version_bump). The version is read BEFORE the rows: under READ
-    COMMITTED the rows are then at least that new, so an ETag never labels older data (at worst newer data
-    carries the older tag, and the next read fetches again). Items have the public /v1 shapes.
-
-    For the calls app: add escalation rules to the dict here, and bump the version in their services too.
+    The ETag is `knowledge_etag`. The version is read BEFORE the rows: under READ COMMITTED the rows are then at
+    least that new, so an ETag never labels older data (at worst newer data carries the older tag, and the next
+    read fetches again). Items have the public /v1 shapes. calls.selectors.runtime_knowledge adds escalation
+    rules, calendars and the org's settings under the same ETag.
     """
-    version = Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
+    version = knowledge_version(org)
     facts = [
         {"id": str(f.id), "label": f.label, "content": f.content,
          "location_id": str(f.location_id) if f.location_id else None,
@@ -71,8 +88,8 @@ def knowledge_for_org(org) -> tuple[str, dict]:
          "created_at": iso_ms(m.created_at), "updated_at": iso_ms(m.updated_at)}
         for m in TeamMember.objects.for_org(org).order_by("name", "id")
     ]
-    etag = f'"knowledge-{version}"'
-    return etag, {"version": version, "facts": facts, "locations": locations, "team_members": team_members}
+    data = {"version": version, "facts": facts, "locations": locations, "team_members": team_members}
+    return knowledge_etag(org, version), data
 
 
 def active_api_key_for_digest(digest: str):

@@ -1,7 +1,7 @@
 """The knowledge base: the facts the agent answers from, listed by location; admins create, edit and delete them.
 
 Every write goes through `orgs.services.fact_*`, which bumps the org's knowledge version in the same
-transaction, so the agent runtime's next knowledge read (ETag `"knowledge-<version>"`) already has the change.
+transaction, so the agent runtime's next knowledge read (a new ETag, orgs.selectors.knowledge_etag) already has it.
 Members read; only admins write (what the agent tells callers is an admin's call).
 """
 
@@ -10,17 +10,13 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
 from orgs import selectors, services
-from orgs.models import Fact, Organization
+from orgs.models import Fact
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from ..forms import FactForm
 from ..mixins import AdminRequiredMixin, OrgMixin
 
 SERVED_NEXT_READ = "The agent gets it on its very next knowledge read: no restart, no wait."
-
-
-def _knowledge_version(org) -> int:
-    return Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
 
 
 class KnowledgeView(OrgMixin, TemplateView):
@@ -38,7 +34,7 @@ class KnowledgeView(OrgMixin, TemplateView):
                 "facts": [f for f in facts if f.location_id == location.pk],
             })
         return super().get_context_data(
-            groups=groups, fact_count=len(facts), knowledge_version=_knowledge_version(self.org), **kwargs
+            groups=groups, fact_count=len(facts), knowledge_version=selectors.knowledge_version(self.org), **kwargs
         )
 
 
