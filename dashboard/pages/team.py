@@ -2,9 +2,9 @@
 edit and delete through `orgs.services.team_member_*`.
 
 A team member who is a platform user (linked to a dashboard login) is shown locked and has no edit or delete
-controls, for admins too: the dashboard never passes `allow_platform_user`, so the service refuses (403) a
-forged POST just as the API does. That record follows the login it mirrors; one rule for both interfaces is
-easier to reason about than an exception only the dashboard knows.
+controls, for admins too, and the service refuses (403) a forged POST just as it refuses the API. That record
+follows the login it mirrors; one rule for both interfaces is easier to reason about than an exception only
+the dashboard knows.
 """
 
 from django.contrib import messages
