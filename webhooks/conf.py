@@ -45,3 +45,9 @@ def batch_size() -> int:
 def send_threads() -> int:
     """Concurrent POSTs per worker process within one batch (each thread keeps its own keep-alive connections)."""
     return max(1, int(getattr(settings, "WEBHOOK_SEND_THREADS", 8)))
+
+
+def enqueue_window_seconds() -> float:
+    """After a publish, further enqueues in this process within this many seconds are published together at its
+    end (one task for many single-event commits); 0 publishes every enqueue at once."""
+    return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.05))

@@ -13,7 +13,7 @@ import random
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -152,23 +152,32 @@ def claim(delivery_id, now=None) -> uuid.UUID | None:
     return token if claimed else None
 
 
+# One round trip: the async-commit setting (see _async_commit) and the claim. The candidates are picked and
+# row-locked in a CTE (the ids asked for, plus up to `extra` of the oldest other due ones), each by its own index,
+# then updated by primary key.
 _CLAIM_SQL = """
-    UPDATE webhooks_delivery
-       SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = attempt_count + 1
-     WHERE id IN (
-            SELECT id FROM webhooks_delivery
-             WHERE id = ANY(%(ids)s::uuid[])
-               AND status = 'pending' AND next_attempt_at <= %(now)s
-               AND (claimed_until IS NULL OR claimed_until < %(now)s)
-               FOR UPDATE SKIP LOCKED)
-        OR id IN (
-            SELECT id FROM webhooks_delivery
-             WHERE status = 'pending' AND next_attempt_at <= %(now)s
-               AND (claimed_until IS NULL OR claimed_until < %(now)s)
-             ORDER BY next_attempt_at
-             LIMIT %(extra)s
-               FOR UPDATE SKIP LOCKED)
-    RETURNING id
+    SET LOCAL synchronous_commit TO OFF;
+    WITH asked AS (
+        SELECT id FROM webhooks_delivery
+         WHERE id = ANY(%(ids)s::uuid[])
+           AND status = 'pending' AND next_attempt_at <= %(now)s
+           AND (claimed_until IS NULL OR claimed_until < %(now)s)
+           FOR UPDATE SKIP LOCKED
+    ), waiting AS (
+        SELECT id FROM webhooks_delivery
+         WHERE status = 'pending' AND next_attempt_at <= %(now)s
+           AND (claimed_until IS NULL OR claimed_until < %(now)s)
+         ORDER BY next_attempt_at
+         LIMIT %(extra)s
+           FOR UPDATE SKIP LOCKED
+    ), picked AS (
+        SELECT id FROM asked UNION SELECT id FROM waiting
+    )
+    UPDATE webhooks_delivery AS d
+       SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = d.attempt_count + 1
+      FROM picked
+     WHERE d.id = picked.id
+    RETURNING d.id
 """
 
 
@@ -187,14 +196,16 @@ def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, l
     until = now + timedelta(seconds=conf.lease_seconds())
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
     with transaction.atomic():
-        _async_commit()
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(
                     _CLAIM_SQL,
                     {"until": until, "token": token, "ids": ids, "now": now, "extra": max(0, int(extra))},
                 )
+                while cursor.description is None and cursor.nextset():  # past the SET's result
+                    pass
                 return token, [row[0] for row in cursor.fetchall()]
+        _async_commit()
         due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
             Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         )
@@ -239,6 +250,7 @@ def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
     (those not claimed are "skipped") and for any extra ones claimed. A duplicate run of the same batch claims
     nothing and sends nothing."""
     results = {str(pk): "skipped" for pk in delivery_ids}
+    claimed_at = time.monotonic()
     token, claimed = claim_batch(delivery_ids, extra=extra)
     if not claimed:
         return results
@@ -267,16 +279,52 @@ def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
         jobs.append((delivery, headers))
     if len(jobs) == 1:
         delivery, headers = jobs[0]
-        outcomes = [(delivery, post(delivery.subscription.url, delivery.event.payload, headers))]
-    else:
-        futures = [
-            (delivery, _executor().submit(post, delivery.subscription.url, delivery.event.payload, headers))
-            for delivery, headers in jobs
-        ]
-        outcomes = [(delivery, future.result()) for delivery, future in futures]  # post() never raises
-    if outcomes:
-        results.update({str(pk): result for pk, result in record_batch(token, outcomes).items()})
+        outcome = post(delivery.subscription.url, delivery.event.payload, headers)
+        results.update({str(pk): r for pk, r in record_batch(token, [(delivery, outcome)]).items()})
+        return results
+    start_by = claimed_at + _start_window()
+    pending = {
+        _executor().submit(_send_before, start_by, delivery.subscription.url, delivery.event.payload, headers): delivery
+        for delivery, headers in jobs
+    }
+    while pending:
+        # Results are recorded as they come (every RECORD_EVERY s), so one slow receiver does not hold the others'.
+        done, _ = wait(pending, timeout=RECORD_EVERY, return_when=ALL_COMPLETED)
+        finished = [(pending.pop(future), future.result()) for future in done]  # _send_before never raises
+        sent = [(delivery, outcome) for delivery, outcome in finished if outcome is not None]
+        unsent = [delivery.pk for delivery, outcome in finished if outcome is None]
+        if sent:
+            results.update({str(pk): r for pk, r in record_batch(token, sent).items()})
+        if unsent:
+            _release(token, unsent)
+            results.update({str(pk): "skipped" for pk in unsent})
     return results
+
+
+RECORD_EVERY = 1.0
+
+
+def _start_window() -> float:
+    """How long after the claim a batch's POST may still start, so that it ends (TOTAL_TIMEOUT at most) well
+    inside the lease and no other worker can claim and send the same attempt meanwhile. (Test settings use
+    leases shorter than the request budget; half the lease then.)"""
+    lease = conf.lease_seconds()
+    return max(lease - conf.TOTAL_TIMEOUT - 5.0, lease / 2)
+
+
+def _send_before(start_by: float, url: str, body: bytes, headers: dict[str, str]) -> Outcome | None:
+    """post(), unless the batch has waited past `start_by` for a free thread: then None, nothing sent."""
+    if time.monotonic() > start_by:
+        return None
+    return post(url, body, headers)
+
+
+def _release(token: uuid.UUID, delivery_ids) -> None:
+    """Gives back claims whose POST never started: no attempt made, none counted, still due (the sweeper or
+    another batch takes them)."""
+    Delivery.objects.filter(pk__in=delivery_ids, claim_token=token).update(
+        claimed_until=None, claim_token=None, attempt_count=F("attempt_count") - 1
+    )
 
 
 def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
@@ -445,4 +493,4 @@ def sweep_due(limit: int = 1000) -> int:
         )
         if ids:
             Delivery.objects.filter(pk__in=ids).update(enqueued_at=now)
-    return enqueue([str(pk) for pk in ids]) if ids else 0
+    return enqueue([str(pk) for pk in ids], now=True) if ids else 0

@@ -2,6 +2,7 @@
 result in one transaction. Each attempt is still sent once, logged once, and moved on by its own outcome."""
 
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -110,6 +111,24 @@ def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, mon
     assert sent == [["a", "b"], ["c", "d"], ["e"]]
 
 
+def test_single_commits_in_quick_succession_are_published_together(settings, monkeypatch):
+    settings.WEBHOOK_BATCH_SIZE = 20
+    settings.WEBHOOK_ENQUEUE_WINDOW_SECONDS = 0.3
+    sent = []
+    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
+    monkeypatch.setitem(dispatch._state, "down_until", 0.0)
+    monkeypatch.setitem(dispatch._coalescer, "c", None)  # a fresh window
+    assert dispatch.enqueue(["a"]) == 1
+    assert sent == [["a"]]  # a quiet moment: published at once
+    for pk in ("b", "c", "d"):
+        assert dispatch.enqueue([pk]) == 1
+    assert sent == [["a"]]
+    deadline = time.monotonic() + 5
+    while len(sent) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sent == [["a"], ["b", "c", "d"]]  # at the end of the window, one task
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent claims need PostgreSQL row locks")
 def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org):
@@ -137,3 +156,20 @@ def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org)
     assert sum(r == "succeeded" for result in results for r in result.values()) == 10
     assert DeliveryAttempt.objects.count() == 10
     assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+def test_a_post_that_could_outlive_the_lease_is_not_started_and_its_claim_is_given_back(org, monkeypatch):
+    monkeypatch.setattr("webhooks.sender._start_window", lambda: -1.0)  # every POST would start too late
+    with Receiver() as receiver:
+        make_subscription(org, url=receiver.url)
+        emit_n(org, 3)
+        ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
+        assert set(deliver_batch(ids).values()) == {"skipped"}
+        assert receiver.calls == []
+    assert not DeliveryAttempt.objects.exists()
+    rows = list(Delivery.objects.values_list("status", "attempt_count", "claim_token", "claimed_until"))
+    assert set(rows) == {("pending", 0, None, None)}
+    monkeypatch.undo()
+    with Receiver() as receiver:
+        Subscription.objects.update(url=receiver.url)
+        assert set(deliver_batch(ids).values()) == {"succeeded"}  # still due: the next batch sends them
