@@ -38,8 +38,9 @@ MAX_RETRY_AFTER = 86400
 
 def batch_size() -> int:
     """Deliveries per `deliver_batch` task: what `enqueue` puts in one task, and how many due deliveries one task
-    claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared."""
-    return max(1, int(getattr(settings, "WEBHOOK_BATCH_SIZE", 20)))
+    claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared.
+    POSTs that could not start within the lease's safe window (sender._start_window) are given back unsent."""
+    return max(1, int(getattr(settings, "WEBHOOK_BATCH_SIZE", 50)))
 
 
 def send_threads() -> int:
