@@ -13,7 +13,7 @@ from voiceagent.errors import Conflict, ValidationFailed
 
 from . import crypto
 from .events import emit
-from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
+from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import validate_url
 
 __all__ = [
@@ -263,3 +263,23 @@ def _requeue_failed(*, subscription: Subscription, since, now) -> list:
         updated_at=now,
     )
     return ids
+
+
+RETENTION = timedelta(days=30)
+
+
+def delivery_log_purge(*, now=None, batch: int = 5000) -> int:
+    """Deletes what decisions.md keeps for 30 days only: attempts older than that, finished deliveries and the
+    events left without any delivery. Pending deliveries and their events are never touched (nothing is lost).
+    Works in batches so a large backlog never holds long locks. Returns how many attempts went."""
+    cutoff = (now or timezone.now()) - RETENTION
+    purged = 0
+    while True:
+        ids = list(DeliveryAttempt.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch])
+        if not ids:
+            break
+        purged += DeliveryAttempt.objects.filter(pk__in=ids).delete()[0]
+    finished = Delivery.objects.filter(created_at__lt=cutoff).exclude(status=Delivery.Status.PENDING)
+    finished.filter(attempts__isnull=True).delete()
+    Event.objects.filter(created_at__lt=cutoff, deliveries__isnull=True).delete()
+    return purged

@@ -30,3 +30,12 @@ def sweep() -> int:
 
     close_old_connections()
     return sweep_due()
+
+
+@shared_task(name="webhooks.purge_delivery_log", ignore_result=True)
+def purge_delivery_log() -> int:
+    """Daily: the delivery log keeps 30 days (decisions.md); pending deliveries are never purged."""
+    from .services import delivery_log_purge
+
+    close_old_connections()
+    return delivery_log_purge()
