@@ -17,6 +17,7 @@ from .settings import VAR_DIR as _BASE_VAR_DIR  # noqa: E402
 
 # TEST_VAR_DIR gives one checkout's concurrent test runs separate SQLite files and file-system brokers.
 VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or _BASE_VAR_DIR)
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
