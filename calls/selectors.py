@@ -16,8 +16,15 @@ def call_list(
     *, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None,
     disposition=None, scorable=None,
 ):
-    """The org's calls with their order and recording joined (one query per page, whatever its size)."""
-    calls = Call.objects.for_org(org).select_related("order", "recording")
+    """The org's calls with their order and recording joined (one query per page, whatever its size).
+
+    A list shows no transcript, quality checks or order lines: those JSON columns are left unread, which is
+    most of a page's decoding cost (a detail read uses call_get)."""
+    calls = (
+        Call.objects.for_org(org)
+        .select_related("order", "recording")
+        .defer("transcript", "quality_checks", "order__items", "order__order_answers")
+    )
     if disposition is not None:
         calls = calls.filter(disposition=disposition)
     if scorable is not None:

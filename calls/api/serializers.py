@@ -7,6 +7,7 @@ from calls import events
 from calls.models import Call, OrderStatus
 from calls.selectors import call_order, call_recording
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
+from voiceagent.timefmt import iso_ms
 
 
 class TranscriptTurnSerializer(serializers.Serializer):
@@ -79,6 +80,10 @@ class OrderSerializer(serializers.Serializer):
         return {"call_id": str(order.call_id), "order_status": order.status, **events.order_data(order)}
 
 
+def _str_or_none(value) -> str | None:
+    return None if value is None else str(value)
+
+
 class CallSerializer(OutputModelSerializer):
     """A call list item."""
 
@@ -104,6 +109,31 @@ class CallSerializer(OutputModelSerializer):
         order = call_order(call)
         return order.status if order is not None else None
 
+    def to_representation(self, call):
+        # A page is up to 100 of these: built directly, DRF's per-field machinery costs ~0.15 ms a call.
+        # The fields above still define the documented shape; tests pin that both agree.
+        return {
+            "id": str(call.id),
+            "location_id": _str_or_none(call.location_id),
+            "contact_id": _str_or_none(call.contact_id),
+            "started_at": iso_ms(call.started_at),
+            "ended_at": iso_ms(call.ended_at),
+            "duration_seconds": call.duration_seconds,
+            "direction": call.direction,
+            "from_number": call.from_number,
+            "disposition": call.disposition,
+            "classification": call.classification,
+            "scorable": call.scorable,
+            "score": call.score,
+            "summary": call.summary,
+            "outcome": call.outcome,
+            "outcome_tags": list(call.outcome_tags),
+            "trail": list(call.trail),
+            "has_recording": self.get_has_recording(call),
+            "order_status": self.get_order_status(call),
+            "status": call.status,
+        }
+
 
 class CallDetailSerializer(CallSerializer):
     transcript = TranscriptTurnSerializer(many=True)
@@ -112,6 +142,14 @@ class CallDetailSerializer(CallSerializer):
 
     class Meta(CallSerializer.Meta):
         fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order"]
+
+    def to_representation(self, call):
+        return {
+            **super().to_representation(call),
+            "transcript": TranscriptTurnSerializer(call.transcript, many=True).data,
+            "quality_checks": QualityCheckSerializer(call.quality_checks, many=True).data,
+            "order": self.get_order(call),
+        }
 
     @extend_schema_field(OrderSerializer(allow_null=True))
     def get_order(self, call):
