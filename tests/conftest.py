@@ -3,6 +3,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tests.factories import MembershipFactory, OrganizationFactory, make_key
+from tests.support.clients import logged_in
 
 pytest_plugins = ["tests.support.browser"]
 
@@ -75,3 +76,25 @@ def other_api(other_key):
 @pytest.fixture
 def anon_api():
     return _client(None)
+
+
+@pytest.fixture
+def outsider(other_org):
+    """An admin of another organization."""
+    return MembershipFactory(organization=other_org, role="admin").user
+
+
+@pytest.fixture
+def admin_client(admin):
+    """The dashboard as `org`'s admin."""
+    return logged_in(admin)
+
+
+@pytest.fixture
+def member_client(member):
+    return logged_in(member)
+
+
+@pytest.fixture
+def outsider_client(outsider):
+    return logged_in(outsider)

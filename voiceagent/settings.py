@@ -4,6 +4,7 @@
 falls back to SQLite, a local-memory cache and a file-system Celery broker under `var/`.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -13,7 +14,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+if not os.environ.get("VOICEAGENT_IGNORE_DOTENV"):  # the test settings set it
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 # Only DEBUG may fall back to a key from the repository: with it anyone could forge cursors and recording

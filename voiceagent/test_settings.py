@@ -7,6 +7,8 @@ broker, so `cache.clear()` in one worker never touches another's counters or que
 import os
 from pathlib import Path
 
+# A developer's `.env` (written by `make run`) must not change what the tests see; workers inherit this.
+os.environ["VOICEAGENT_IGNORE_DOTENV"] = "1"
 # Set before the real settings load, which refuse to start without them outside DEBUG.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A=")

@@ -9,16 +9,9 @@ from django.test import Client
 from meetings.models import Dispatch, DispatchProgress
 from meetings.services import dispatch_report_progress, outcome_approve
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.support.clients import logged_in
 
 from .conftest import events, token_of
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
 
 
 @pytest.fixture

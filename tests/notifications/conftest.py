@@ -13,7 +13,6 @@ from notifications.sender import send_notification
 from notifications.services import recipient_create
 from orgs.services import team_member_create
 from tests.calls.conftest import Runtime
-from tests.dashboard.conftest import logged_in
 from tests.factories import MembershipFactory
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export
 
@@ -65,21 +64,6 @@ def other_org_recipient(other_org):
     admin = MembershipFactory(organization=other_org, role="admin").user
     return recipient_create(org=other_org, by=admin, email="them@other.example", callback_requests=True,
                             messages=True, escalations=True, webhook_problems=True)
-
-
-@pytest.fixture
-def admin_client(admin):
-    return logged_in(admin)
-
-
-@pytest.fixture
-def member_client(member):
-    return logged_in(member)
-
-
-@pytest.fixture
-def outsider_client(other_org):
-    return logged_in(MembershipFactory(organization=other_org, role="admin").user)
 
 
 def send_pending() -> dict[str, str]:

@@ -13,7 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.dashboard.conftest import logged_in
+from tests.support.clients import logged_in
 from tests.webhooks.helpers import make_subscription
 from webhooks import selectors, services
 from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription
