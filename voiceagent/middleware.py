@@ -55,10 +55,8 @@ class BodySizeLimitMiddleware:
         except ValueError:
             length = 0
         if length > settings.MAX_REQUEST_BODY_BYTES:
-            # The client may still be sending; closing the connection spares the server reading it.
-            response = JsonResponse({"error": "payload_too_large"}, status=413)
-            response["Connection"] = "close"
-            return response
+            # No `Connection: close` here: hop-by-hop headers are the server's (wsgiref refuses them outright).
+            return JsonResponse({"error": "payload_too_large"}, status=413)
         return self.get_response(request)
 
 
