@@ -102,7 +102,9 @@ def test_a_worker_killed_mid_delivery_loses_nothing(org, celery_worker_factory):
         worker.start()
         wait_until(lambda: receiver.ids_answered_ok() >= emitted, 60,
                    lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}\n{worker.log()}")
-    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+    # A receipt comes before its worker records it: wait for the record, which must say succeeded.
+    wait_until(lambda: set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}, 30,
+               lambda: f"statuses: {sorted(Delivery.objects.values_list('status', flat=True))}")
 
 
 def test_a_worker_killed_in_the_middle_of_a_batch_loses_nothing(org, celery_worker_factory):
@@ -128,7 +130,9 @@ def test_a_worker_killed_in_the_middle_of_a_batch_loses_nothing(org, celery_work
         worker.start()
         wait_until(lambda: receiver.ids_answered_ok() >= emitted, 60,
                    lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}\n{worker.log()}")
-    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+    # A receipt comes before its worker records it: wait for the record, which must say succeeded.
+    wait_until(lambda: set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}, 30,
+               lambda: f"statuses: {sorted(Delivery.objects.values_list('status', flat=True))}")
 
 
 def test_a_receiver_down_for_several_retry_rounds_gets_everything_when_back(org, celery_worker_factory):
@@ -146,5 +150,7 @@ def test_a_receiver_down_for_several_retry_rounds_gets_everything_when_back(org,
     with Receiver(port=port) as receiver:
         wait_until(lambda: receiver.ids_answered_ok() >= emitted, 40,
                    lambda: f"lost {len(emitted - receiver.ids_answered_ok())} of {len(emitted)}")
-    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+    # A receipt comes before its worker records it: wait for the record, which must say succeeded.
+    wait_until(lambda: set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}, 30,
+               lambda: f"statuses: {sorted(Delivery.objects.values_list('status', flat=True))}")
     assert settings.WEBHOOK_ALLOW_LOCAL_URLS
