@@ -19,6 +19,7 @@ from orgs.models import Membership
 from voiceagent.errors import Conflict, ValidationFailed
 
 from . import accounts, once
+from .attempts import AttemptLimitMixin
 from .forms import (
     ApiKeyCreateForm,
     LoginForm,
@@ -37,8 +38,10 @@ NEW_API_KEY = "api_key"  # the kind of secret stashed in once.py
 # --- Accounts ---------------------------------------------------------------------------------------------
 
 
-class SignupView(FormView):
+class SignupView(AttemptLimitMixin, FormView):
     """Creates an organization and its first admin, and logs the admin in."""
+
+    attempt_scope = "signup"
 
     template_name = "dashboard/auth/signup.html"
     form_class = SignupForm
@@ -65,7 +68,8 @@ class SignupView(FormView):
         return redirect("dashboard:home")
 
 
-class LoginView(auth_views.LoginView):
+class LoginView(AttemptLimitMixin, auth_views.LoginView):
+    attempt_scope = "login"
     template_name = "dashboard/auth/login.html"
     form_class = LoginForm
     redirect_authenticated_user = True
@@ -87,7 +91,9 @@ class LogoutView(auth_views.LogoutView):
 # account. Invitations (accounts.py) send the same set-password link.
 
 
-class PasswordResetView(auth_views.PasswordResetView):
+class PasswordResetView(AttemptLimitMixin, auth_views.PasswordResetView):
+    attempt_scope = "password-reset"
+    attempt_limit = 5
     template_name = "dashboard/auth/password_reset.html"
     form_class = PasswordResetForm
     subject_template_name = "dashboard/auth/password_reset_subject.txt"
