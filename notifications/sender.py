@@ -14,8 +14,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
+
+from voiceagent.outbox import take_due
 
 from . import conf
 from .models import EmailNotification
@@ -88,16 +89,8 @@ def sweep_due(limit: int = 500) -> int:
     """
     from .dispatch import enqueue
 
-    now = timezone.now()
-    stale = now - timedelta(seconds=conf.reenqueue_after_seconds())
-    with transaction.atomic():
-        ids = list(
-            EmailNotification.objects.select_for_update(skip_locked=True)
-            .filter(status=EmailNotification.Status.PENDING, next_attempt_at__lte=now)
-            .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=stale))
-            .order_by("next_attempt_at")
-            .values_list("pk", flat=True)[:limit]
-        )
-        if ids:
-            EmailNotification.objects.filter(pk__in=ids).update(enqueued_at=now)
-    return enqueue([str(pk) for pk in ids]) if ids else 0
+    due = EmailNotification.objects.filter(
+        status=EmailNotification.Status.PENDING, next_attempt_at__lte=timezone.now()
+    )
+    ids = take_due(due, reenqueue_after_seconds=conf.reenqueue_after_seconds(), limit=limit)
+    return enqueue(ids) if ids else 0

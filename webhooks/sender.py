@@ -24,6 +24,7 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 
 from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
+from voiceagent.outbox import take_due
 
 from . import conf, crypto
 from .models import Delivery, DeliveryAttempt, Subscription
@@ -481,16 +482,8 @@ def sweep_due(limit: int = 1000) -> int:
     from .dispatch import enqueue
 
     now = timezone.now()
-    stale = now - timedelta(seconds=conf.reenqueue_after_seconds())
-    with transaction.atomic():
-        ids = list(
-            Delivery.objects.select_for_update(skip_locked=True)
-            .filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
-            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-            .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=stale))
-            .order_by("next_attempt_at")
-            .values_list("pk", flat=True)[:limit]
-        )
-        if ids:
-            Delivery.objects.filter(pk__in=ids).update(enqueued_at=now)
-    return enqueue([str(pk) for pk in ids], now=True) if ids else 0
+    due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+    )
+    ids = take_due(due, reenqueue_after_seconds=conf.reenqueue_after_seconds(), limit=limit)
+    return enqueue(ids, now=True) if ids else 0
