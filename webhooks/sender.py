@@ -6,7 +6,6 @@ Only the token holder records the result. A worker killed mid-send leaves the le
 enqueues the delivery again (at least once, never lost). Receivers dedupe on `webhook-id`.
 """
 
-import email.utils
 import logging
 import os
 import random
@@ -14,72 +13,20 @@ import threading
 import time
 import uuid
 from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from datetime import timedelta
 
-import requests
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
-from requests_hardened import Config, HTTPSession
 
 from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
 from voiceagent.outbox import take_due
 
 from . import conf, crypto
 from .models import Delivery, DeliveryAttempt, Subscription
-from .ssrf import PinnedAdapter
+from .transport import USER_AGENT, Outcome, post
 
 logger = logging.getLogger("webhooks")
-USER_AGENT = "VoiceAgent-Webhooks/1.0"
-
-_local = threading.local()
-
-
-def _session() -> HTTPSession:
-    """One pooled session per thread: connections to a receiver are reused across deliveries."""
-    session = getattr(_local, "session", None)
-    if session is None:
-        session = HTTPSession(
-            Config(
-                ip_filter_enable=False,  # our own PinnedAdapter below does the filtering and pinning
-                ip_filter_allow_loopback_ips=False,
-                never_redirect=True,  # a redirect could lead anywhere; it counts as a failure
-                default_timeout=(conf.CONNECT_TIMEOUT, conf.TOTAL_TIMEOUT),
-                user_agent_override=USER_AGENT,
-            )
-        )
-        session.trust_env = False  # no proxies from the environment: we connect to the vetted address only
-        session.mount("http://", PinnedAdapter(is_https_proto=False))
-        session.mount("https://", PinnedAdapter(is_https_proto=True))
-        _local.session = session
-    return session
-
-
-@dataclass
-class Outcome:
-    status_code: int | None
-    body: str
-    error: str
-    duration_ms: int
-    retry_after: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300 and not self.error
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), conf.MAX_RETRY_AFTER)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return min(max(0.0, when.timestamp() - time.time()), conf.MAX_RETRY_AFTER)
 
 
 def build_headers(*, event_id: str, body: bytes, secrets_: list[str], timestamp: int | None = None) -> dict[str, str]:
@@ -92,38 +39,6 @@ def build_headers(*, event_id: str, body: bytes, secrets_: list[str], timestamp:
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
     }
-
-
-def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
-    """One POST: 2 s to connect, 15 s in all, no redirects; keeps the first 2 KB of the reply. Never raises."""
-    started = time.monotonic()
-    deadline = started + conf.TOTAL_TIMEOUT
-    try:
-        with _session().post(url, data=body, headers=headers, stream=True, allow_redirects=False) as response:
-            kept = b""
-            for chunk in response.iter_content(8192):
-                if len(kept) < conf.RESPONSE_KEEP_BYTES:
-                    kept += chunk[: conf.RESPONSE_KEEP_BYTES - len(kept)]
-                if time.monotonic() > deadline:
-                    raise requests.Timeout(f"Response not complete within {conf.TOTAL_TIMEOUT:.0f} s")
-            error = ""
-            if 300 <= response.status_code < 400:
-                error = "Redirect not followed"
-            elif not 200 <= response.status_code < 300:
-                error = f"HTTP {response.status_code}"
-            retry_after = None
-            if response.status_code in conf.RETRY_AFTER_STATUSES:
-                retry_after = _retry_after(response.headers.get("Retry-After"))
-            return Outcome(
-                response.status_code,
-                kept.decode("utf-8", "replace"),
-                error,
-                int((time.monotonic() - started) * 1000),
-                retry_after,
-            )
-    except requests.RequestException as exc:
-        return Outcome(None, "", f"{type(exc).__name__}: {exc}"[:1000], int((time.monotonic() - started) * 1000))
-
 
 def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     """Seconds to wait after failed attempt `attempt_number` (1-based): the schedule plus up to 10% jitter,

@@ -1,6 +1,7 @@
 """SSRF defence: which URLs a subscription may have, and an HTTP adapter that connects only to the vetted address.
 
-The same address rules run at create/update (`validate_url`) and at every delivery (`PinnedAdapter`), on the
+The same address rules run at create/update (`validate_url`) and at every delivery (`pin_address`, used by
+`transport.post` to choose the one address it connects to), on the
 address actually connected to, so a DNS answer that changes between the two is still caught. `resolve_host`
 is the one DNS edge (tests patch it there).
 """
@@ -9,12 +10,8 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-import requests
 from django.conf import settings
-from requests.adapters import HTTPAdapter
-from requests.structures import CaseInsensitiveDict
 from requests_hardened.ip_filter import EXTRA_BLOCKED_NET_RANGES
-from requests_hardened.ip_filter_adapter import IPFilterAdapter
 
 MAX_URL_LENGTH = 2048
 # Cloud metadata endpoints that are not all inside a range blocked anyway (AWS, GCP, Azure, Alibaba, Oracle, AWS v6).
@@ -28,8 +25,16 @@ LOCAL_NETWORKS = tuple(
 )
 
 
-class BlockedAddress(requests.RequestException):
+class DeliveryRefused(Exception):
+    """A delivery that must not be attempted: nothing was sent."""
+
+
+class BlockedAddress(DeliveryRefused):
     """The host resolved to an address webhooks must not reach."""
+
+
+class UnresolvableHost(DeliveryRefused):
+    """The host did not resolve."""
 
 
 def resolve_host(host: str, port: int) -> list[str]:
@@ -101,10 +106,10 @@ def pin_address(host: str, port: int, *, scheme: str) -> str:
     allow_local = settings.WEBHOOK_ALLOW_LOCAL_URLS
     try:
         addresses = resolve_host(host, port)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise requests.ConnectionError(f"Could not resolve {host}") from exc
+    except (socket.gaierror, UnicodeError, OSError) as exc:
+        raise UnresolvableHost(f"Could not resolve {host}") from exc
     if not addresses:
-        raise requests.ConnectionError(f"Could not resolve {host}")
+        raise UnresolvableHost(f"Could not resolve {host}")
     for address in addresses:
         if problem := address_problem(address, allow_local=allow_local):
             raise BlockedAddress(f"{host} resolves to {problem} ({address}); not connecting")
@@ -112,27 +117,3 @@ def pin_address(host: str, port: int, *, scheme: str) -> str:
         raise BlockedAddress("http:// is allowed only to local receivers with WEBHOOK_ALLOW_LOCAL_URLS")
     return addresses[0]
 
-
-class PinnedAdapter(IPFilterAdapter):
-    """requests-hardened's IP-pinning adapter with this app's address rules (all answers vetted, not only the first).
-
-    As in the parent: the connection goes to the vetted IP, while the Host header, SNI and certificate check use
-    the original hostname.
-    """
-
-    def build_connection_pool_key_attributes(self, request, verify, cert=None):
-        host_params, pool_kwargs = HTTPAdapter.build_connection_pool_key_attributes(self, request, verify, cert)
-        request.headers = CaseInsensitiveDict(request.headers or {})
-        hostname = host_params["host"]
-        port = host_params["port"]
-        host_header = f"[{hostname}]" if ":" in hostname else hostname
-        if port is not None:
-            host_header += f":{port}"
-        request.headers["Host"] = host_header
-        if self._is_https_proto:
-            pool_kwargs["assert_hostname"] = hostname
-            pool_kwargs["server_hostname"] = hostname
-        scheme = "https" if self._is_https_proto else "http"
-        address = pin_address(hostname, port or (443 if self._is_https_proto else 80), scheme=scheme)
-        host_params["host"] = f"[{address}]" if ":" in address else address
-        return host_params, pool_kwargs
