@@ -167,6 +167,7 @@ def emit_events(org, count, rate=None):
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
     os.environ["WEBHOOK_ALLOW_LOCAL_URLS"] = "1"
+    os.environ["DEBUG"] = "false"  # as in production (.env turns it on for `make run`); the worker inherits it
     import django
 
     django.setup()

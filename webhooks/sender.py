@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
@@ -68,9 +69,9 @@ def claim(delivery_id, now=None) -> uuid.UUID | None:
     return token if claimed else None
 
 
-# One round trip: the async-commit setting (see _async_commit) and the claim. The candidates are picked and
-# row-locked in a CTE (the ids asked for, plus up to `extra` of the oldest other due ones), each by its own index,
-# then updated by primary key.
+# One round trip: the async-commit setting (see _async_commit), the claim and what sending needs. The candidates
+# are picked and row-locked in a CTE (the ids asked for, plus up to `extra` of the oldest other due ones), each by
+# its own index, then updated by primary key.
 _CLAIM_SQL = """
     SET LOCAL synchronous_commit TO OFF;
     WITH asked AS (
@@ -91,16 +92,26 @@ _CLAIM_SQL = """
     )
     UPDATE webhooks_delivery AS d
        SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = d.attempt_count + 1
-      FROM picked
-     WHERE d.id = picked.id
-    RETURNING d.id
+      FROM picked, webhooks_event AS e
+     WHERE d.id = picked.id AND e.id = d.event_id
+    RETURNING d.id, d.organization_id, d.attempt_count, d.next_trigger, d.subscription_id, d.event_id, e.payload
 """
+# What `_claim` returns of each claimed delivery, in this order (the RETURNING list above).
+_CLAIMED_FIELDS = (
+    "pk", "organization_id", "attempt_count", "next_trigger", "subscription_id", "event_id", "event__payload"
+)
 
 
 def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list]:
+    """The claim token and the ids claimed (see `_claim`)."""
+    token, rows = _claim(delivery_ids, extra=extra, now=now)
+    return token, [row[0] for row in rows]
+
+
+def _claim(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list[tuple]]:
     """Claims, for one attempt each, those of `delivery_ids` that are due, pending and unleased, plus up to `extra`
     other such deliveries (the oldest due first: work already waiting on the broker behind this task). Returns the
-    claim token and the ids claimed.
+    claim token and, for each delivery claimed, the values of _CLAIMED_FIELDS.
 
     One conditional UPDATE on PostgreSQL. The candidate rows are row-locked with SKIP LOCKED and re-checked after
     the lock, so two workers never claim the same attempt: a concurrent claimer either skips the row or sees the
@@ -120,7 +131,7 @@ def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, l
                 )
                 while cursor.description is None and cursor.nextset():  # past the SET's result
                     pass
-                return token, [row[0] for row in cursor.fetchall()]
+                return token, cursor.fetchall()
         _async_commit()
         due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
             Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
@@ -134,7 +145,7 @@ def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, l
             for pk in candidates
             if due.filter(pk=pk).update(claimed_until=until, claim_token=token, attempt_count=F("attempt_count") + 1)
         ]
-    return token, claimed
+        return token, list(Delivery.objects.filter(pk__in=claimed).values_list(*_CLAIMED_FIELDS))
 
 
 def attempt_delivery(delivery_id) -> str:
@@ -148,8 +159,8 @@ _pool: dict = {}
 
 
 def _executor() -> ThreadPoolExecutor:
-    """This process's sender threads (created lazily, so after the prefork fork). Each thread keeps its own
-    keep-alive session (`_session`), so a batch reuses open connections to its receivers."""
+    """This process's sender threads (created lazily, so after the prefork fork). They share the process's
+    connection pools (`transport`), so a batch reuses open keep-alive connections to its receivers."""
     pid = os.getpid()
     with _pool_lock:
         executor = _pool.get(pid)
@@ -159,18 +170,41 @@ def _executor() -> ThreadPoolExecutor:
     return executor
 
 
+@dataclass(slots=True)
+class Claimed:
+    """A delivery as claimed for one attempt: what sending and recording it need (`record_batch` also takes
+    Delivery rows, which have the same attributes). `attempt_count` is this attempt's number."""
+
+    pk: uuid.UUID
+    organization_id: uuid.UUID
+    attempt_count: int
+    next_trigger: str
+    subscription_id: uuid.UUID
+    event_id: str
+    payload: bytes
+    subscription: Subscription
+    last_error: str = ""
+
+
+def _with_subscriptions(rows) -> list[Claimed]:
+    """Claimed deliveries from `_claim`'s plain values (full model rows with their event and subscription joined in
+    cost a worker more than the POST itself), with their subscriptions (one query; a batch rarely has many)."""
+    subscriptions = Subscription.objects.in_bulk({row[4] for row in rows})
+    return [Claimed(*row[:6], bytes(row[6]), subscriptions[row[4]]) for row in rows]
+
+
 def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
     """One attempt for each delivery of the batch that is due and unclaimed (plus up to `extra` other due ones):
-    claim all in one UPDATE, load events and subscriptions in one query, POST concurrently, record all results
-    in one transaction. Returns {delivery id: what happened}, as `attempt_delivery` describes, for the ids given
+    claim all and read their events in one UPDATE, their subscriptions in one query, POST concurrently, record all
+    results in one transaction. Returns {delivery id: what happened}, as `attempt_delivery` describes, for the ids given
     (those not claimed are "skipped") and for any extra ones claimed. A duplicate run of the same batch claims
     nothing and sends nothing."""
     results = {str(pk): "skipped" for pk in delivery_ids}
     claimed_at = time.monotonic()
-    token, claimed = claim_batch(delivery_ids, extra=extra)
-    if not claimed:
+    token, rows = _claim(delivery_ids, extra=extra)
+    if not rows:
         return results
-    deliveries = list(Delivery.objects.select_related("event", "subscription").filter(pk__in=claimed))
+    deliveries = _with_subscriptions(rows)
     now = timezone.now()
     disabled = [d for d in deliveries if not d.subscription.enabled]
     if disabled:
@@ -190,17 +224,16 @@ def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
         sub = delivery.subscription
         if sub.pk not in secrets_by_sub:
             secrets_by_sub[sub.pk] = sub.signing_secrets(now)
-        event = delivery.event
-        headers = build_headers(event_id=event.id, body=event.payload, secrets_=secrets_by_sub[sub.pk])
+        headers = build_headers(event_id=delivery.event_id, body=delivery.payload, secrets_=secrets_by_sub[sub.pk])
         jobs.append((delivery, headers))
     if len(jobs) == 1:
         delivery, headers = jobs[0]
-        outcome = post(delivery.subscription.url, delivery.event.payload, headers)
+        outcome = post(delivery.subscription.url, delivery.payload, headers)
         results.update({str(pk): r for pk, r in record_batch(token, [(delivery, outcome)]).items()})
         return results
     start_by = claimed_at + _start_window()
     pending = {
-        _executor().submit(_send_before, start_by, delivery.subscription.url, delivery.event.payload, headers): delivery
+        _executor().submit(_send_before, start_by, delivery.subscription.url, delivery.payload, headers): delivery
         for delivery, headers in jobs
     }
     while pending:
@@ -261,21 +294,7 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
     """
     _async_commit()
     now = timezone.now()
-    DeliveryAttempt.objects.bulk_create(
-        [
-            DeliveryAttempt(
-                organization_id=delivery.organization_id,
-                delivery_id=delivery.pk,
-                number=delivery.attempt_count,
-                trigger=delivery.next_trigger,
-                status_code=outcome.status_code,
-                duration_ms=outcome.duration_ms,
-                response_body=outcome.body,
-                error=outcome.error,
-            )
-            for delivery, outcome in outcomes
-        ]
-    )
+    _log_attempts(outcomes, now)
     # The rows still ours, locked until commit (on SQLite the token condition on each UPDATE below does the job).
     pks = [delivery.pk for delivery, _ in outcomes]
     mine = set(
@@ -326,6 +345,47 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
         results[delivery.pk] = result
     _update_health(outcomes, mine, failed, now)
     return results
+
+
+# The attempts of a batch as columns (one array parameter each): a fraction of what model instances cost to build.
+_LOG_ATTEMPTS_SQL = """
+    INSERT INTO webhooks_deliveryattempt
+           (id, created_at, updated_at, organization_id, delivery_id, number, trigger, status_code, duration_ms,
+            response_body, error)
+    SELECT gen_random_uuid(), %(now)s, %(now)s, a.organization_id, a.delivery_id, a.number, a.trigger,
+           a.status_code, a.duration_ms, a.response_body, a.error
+      FROM unnest(%(organization_id)s::uuid[], %(delivery_id)s::uuid[], %(number)s::int[], %(trigger)s::text[],
+                  %(status_code)s::int[], %(duration_ms)s::int[], %(response_body)s::text[], %(error)s::text[])
+           AS a(organization_id, delivery_id, number, trigger, status_code, duration_ms, response_body, error)
+"""
+
+
+def _log_attempts(outcomes, now) -> None:
+    """One row per attempt of the batch, in one INSERT."""
+    if connection.vendor != "postgresql":
+        DeliveryAttempt.objects.bulk_create(
+            [
+                DeliveryAttempt(
+                    organization_id=delivery.organization_id, delivery_id=delivery.pk, number=delivery.attempt_count,
+                    trigger=delivery.next_trigger, status_code=outcome.status_code, duration_ms=outcome.duration_ms,
+                    response_body=outcome.body, error=outcome.error,
+                )
+                for delivery, outcome in outcomes
+            ]
+        )
+        return
+    columns = {
+        "organization_id": [d.organization_id for d, _ in outcomes],
+        "delivery_id": [d.pk for d, _ in outcomes],
+        "number": [d.attempt_count for d, _ in outcomes],
+        "trigger": [d.next_trigger for d, _ in outcomes],
+        "status_code": [o.status_code for _, o in outcomes],
+        "duration_ms": [o.duration_ms for _, o in outcomes],
+        "response_body": [o.body for _, o in outcomes],
+        "error": [o.error for _, o in outcomes],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_LOG_ATTEMPTS_SQL, {"now": now, **columns})
 
 
 def _update_health(outcomes, mine, failed, now) -> None:

@@ -207,8 +207,8 @@ def _manager() -> urllib3.PoolManager:
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
-    """One POST: 2 s to connect, 15 s in all, no redirects, no retries; keeps the first 2 KB of the reply (decoded as
-    UTF-8, replacing what is not). Never raises: a failure is an Outcome with `error` set and no status code."""
+    """One POST: 2 s to connect, 15 s in all, no redirects, no retries; keeps the first 2 KB of the reply as text.
+    Never raises: a failure is an Outcome with `error` set and no status code."""
     started = time.monotonic()
     watchdog = _watchdog()
     budget = _current.budget = watchdog.watch(started + conf.TOTAL_TIMEOUT)
@@ -256,7 +256,9 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     elif not 200 <= status < 300:
         error = f"HTTP {status}"
     retry_after = _retry_after(retry_after_header) if status in conf.RETRY_AFTER_STATUSES else None
-    return Outcome(status, kept.decode("utf-8", "replace"), error, _ms_since(started), retry_after)
+    # Text as the log shows it: undecodable bytes and NULs (which a PostgreSQL text column refuses) replaced.
+    excerpt = kept.decode("utf-8", "replace").replace("\x00", "\ufffd")
+    return Outcome(status, excerpt, error, _ms_since(started), retry_after)
 
 
 def describe(exc: Exception) -> str:

@@ -404,3 +404,21 @@ def test_a_name_that_does_not_resolve_is_refused(fake_dns, allow_local):
 
     assert outcome.status_code is None
     assert outcome.error == "UnresolvableHost: Could not resolve nowhere.test"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reply_with_nul_bytes_is_logged_not_lost(serve, allow_local, org):
+    """PostgreSQL text refuses NUL: a receiver answering with one must still get its attempt logged and the
+    delivery recorded, or the attempt would be re-sent forever."""
+    from tests.webhooks.helpers import make_subscription
+    from webhooks.models import Delivery, DeliveryAttempt
+    from webhooks.sender import attempt_delivery
+    from webhooks.services import emit
+
+    server = serve(answer(200, b"ok\x00done"))
+    sub = make_subscription(org, url=f"http://127.0.0.1:{server.port}/hook")
+    emit(org=org, type="call.ended", data={})
+    delivery = Delivery.objects.get(subscription=sub)
+
+    assert attempt_delivery(delivery.pk) == "succeeded"
+    assert DeliveryAttempt.objects.get(delivery=delivery).response_body == "ok\ufffddone"
