@@ -8,12 +8,13 @@ and this process emitting events through `webhooks.services.emit` (one transacti
    process committing one transaction per event, sharing the machine, is usually the bottleneck there.
 2. Delivery throughput: 2,000 events committed to the outbox (and their tasks queued) while the worker is
    stopped, then the worker started; deliveries/s from the first receipt until the worker's queue is empty
-   (Redis; tasks whose delivery an earlier batch already took still cost time). This is the delivery side
-   alone, the thing the baseline measures; the baseline then runs against an idle worker.
+   (Redis; tasks whose delivery an earlier batch already took still cost time), best of two runs. This is the
+   delivery side alone, the thing the baseline measures; the baseline then runs against an idle worker.
 3. Baseline: the same bodies POSTed by 4 processes in a plain `requests.Session` loop to the same receiver,
    measured the same way (first receipt to last), best of two runs; the ratio is (2) / (3).
 4. Latency at 100 events/s for 10 s: p99 emit-to-receipt.
 
+The worker and this process run with DEBUG off, as in production (.env turns it on for `make run`).
 The receiver runs in this process; it is idle but for the receiver during (2) and (3), so both see the same
 receiver. The worker sends a batch's POSTs from WEBHOOK_SEND_THREADS threads per process (printed); the
 baseline's 4 processes each send one request at a time.
@@ -201,16 +202,22 @@ def main():
         latencies = [receiver.arrivals[i] - t for i, t in sent.items()]
 
         # 2. Delivery throughput: a committed backlog (tasks queued, one per emit), drained by a fresh worker.
-        stop_worker(worker)
-        backlog = emit_events(org, EVENTS)
-        worker = start_worker(worker_env)
-        receiver.wait(list(backlog), timeout=300)
-        arrivals = [receiver.arrivals[i] for i in backlog]
-        received = (EVENTS - 1) / (max(arrivals) - min(arrivals))
-        # The worker is done only when its queue is empty: tasks whose deliveries another batch already sent
-        # still cost it something. Count that time too, and let the baseline run on an idle worker.
-        idle_at = wait_queue_empty(settings.CELERY_BROKER_URL, timeout=300) or max(arrivals)
-        throughput = (EVENTS - 1) / (max(idle_at, max(arrivals)) - min(arrivals))
+        # Best of two, as for the baseline below.
+        drains = []
+        for _ in range(2):
+            stop_worker(worker)
+            backlog = emit_events(org, EVENTS)
+            worker = start_worker(worker_env)
+            receiver.wait(list(backlog), timeout=300)
+            arrivals = [receiver.arrivals[i] for i in backlog]
+            # The worker is done only when its queue is empty: tasks whose deliveries another batch already sent
+            # still cost it something. Count that time too, and let the baseline run on an idle worker.
+            idle_at = wait_queue_empty(settings.CELERY_BROKER_URL, timeout=300) or max(arrivals)
+            drains.append((
+                (EVENTS - 1) / (max(idle_at, max(arrivals)) - min(arrivals)),
+                (EVENTS - 1) / (max(arrivals) - min(arrivals)),
+            ))
+        throughput, received = max(drains)
 
         # 3. Baseline: the same bodies, plain requests, same number of processes, measured the same way.
         from webhooks.models import Event
@@ -244,7 +251,7 @@ def main():
         print(f"emit-to-receipt p50 / p99:     {statistics.median(latencies) * 1000:8.1f} ms / "
               f"{percentile(latencies, 99) * 1000:.1f} ms  (burst of {EVENTS})")
         print(f"webhook deliveries/s:          {throughput:8.1f}  (committed backlog, first receipt to the worker's "
-              f"queue empty; to the last receipt: {received:.1f})")
+              f"queue empty, best of {', '.join(f'{d[0]:.0f}' for d in drains)}; to the last receipt: {received:.1f})")
         print(f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes, same receiver, same measure, "
               f"best of {', '.join(f'{b:.0f}' for b in baselines)})")
         print(f"ratio webhooks / plain:        {throughput / baseline:8.2f}  (goal >= 0.5)")

@@ -50,26 +50,19 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     return max(delay, retry_after or 0)
 
 
-def _async_commit() -> None:
-    """Bookkeeping commits skip the WAL flush wait (PostgreSQL `synchronous_commit = off`, this transaction only).
-
-    Why it is safe: the outbox rows themselves were committed durably by emit(). A database crash can lose at most
-    the last fraction of a second of claims and results; those deliveries are then simply sent again, which
-    at-least-once delivery already allows. Locking and visibility are unchanged, so no attempt is sent twice by
-    two workers. It saves one disk flush per claim and per result (most of a delivery's cost).
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
 def claim(delivery_id, now=None) -> uuid.UUID | None:
     """Claims a due, pending, unleased delivery for one attempt; the token, or None when there is nothing to do."""
     token, claimed = claim_batch([delivery_id], now=now)
     return token if claimed else None
 
 
-# One round trip: the async-commit setting (see _async_commit), the claim and what sending needs. The candidates
+# Bookkeeping commits (claims and results) skip the WAL flush wait: `SET LOCAL synchronous_commit TO OFF`, for
+# that transaction only. Why it is safe: the outbox rows themselves were committed durably by emit(). A database
+# crash can lose at most the last fraction of a second of claims and results; those deliveries are then simply
+# sent again, which at-least-once delivery already allows. Locking and visibility are unchanged, so no attempt is
+# sent twice by two workers. It saves one disk flush per claim and per result (most of a delivery's cost).
+#
+# One round trip: the async-commit setting, the claim and what sending needs. The candidates
 # are picked and row-locked in a CTE (the ids asked for, plus up to `extra` of the oldest other due ones), each by
 # its own index, then updated by primary key.
 _CLAIM_SQL = """
@@ -132,7 +125,6 @@ def _claim(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list[t
                 while cursor.description is None and cursor.nextset():  # past the SET's result
                     pass
                 return token, cursor.fetchall()
-        _async_commit()
         due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
             Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         )
@@ -287,19 +279,14 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
     right after the claim (its attempt_count is this attempt's number, its subscription the state at send time).
     Returns {delivery pk: "succeeded" | "retry" | "failed" | "stale"}.
 
-    Every attempt is logged (one bulk INSERT). Each delivery's update is conditional on the claim token: when the
-    lease ran out and another worker claimed the delivery meanwhile, only the attempt is logged ("stale") and the
-    other worker's claim stands. Successes are one UPDATE per status code; failures (rare) one UPDATE each, as
-    each has its own next due time.
+    Every attempt is logged. Each delivery's update is conditional on the claim token: when the lease ran out and
+    another worker claimed the delivery meanwhile, only the attempt is logged ("stale") and the other worker's
+    claim stands. The log and all successes are one round trip (`_log_and_record_successes`); failures (rare) are
+    one UPDATE each, as each has its own next due time.
     """
-    _async_commit()
     now = timezone.now()
-    _log_attempts(outcomes, now)
-    # The rows still ours, locked until commit (on SQLite the token condition on each UPDATE below does the job).
-    pks = [delivery.pk for delivery, _ in outcomes]
-    mine = set(
-        Delivery.objects.select_for_update().filter(pk__in=pks, claim_token=token).values_list("pk", flat=True)
-    )
+    mine = _log_and_record_successes(token, outcomes, now)
+    results = {delivery.pk: "succeeded" if delivery.pk in mine else "stale" for delivery, o in outcomes if o.ok}
     common = {
         "claimed_until": None,
         "claim_token": None,
@@ -308,22 +295,9 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
         "updated_at": now,
         "last_attempt_at": now,
     }
-    results = {}
-    successes: dict[int, list] = {}
-    for delivery, outcome in outcomes:
-        if delivery.pk not in mine:
-            results[delivery.pk] = "stale"
-        elif outcome.ok:
-            successes.setdefault(outcome.status_code, []).append(delivery.pk)
-            results[delivery.pk] = "succeeded"
-    for status_code, ids in successes.items():
-        Delivery.objects.filter(pk__in=ids, claim_token=token).update(
-            **common, status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None,
-            last_status_code=status_code, last_error="",
-        )
     failed = []
     for delivery, outcome in outcomes:
-        if delivery.pk not in mine or outcome.ok:
+        if outcome.ok:
             continue
         number = delivery.attempt_count
         changes = {**common, "last_status_code": outcome.status_code, "last_error": outcome.error}
@@ -341,14 +315,17 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
         if not Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**changes):
             result = "stale"
         else:
+            mine.add(delivery.pk)
             failed.append((delivery, outcome, exhausted))
         results[delivery.pk] = result
     _update_health(outcomes, mine, failed, now)
     return results
 
 
-# The attempts of a batch as columns (one array parameter each): a fraction of what model instances cost to build.
-_LOG_ATTEMPTS_SQL = """
+# A batch's attempts go in as columns (one array parameter each: a fraction of what model instances cost to
+# build), and its successes are moved on in the same round trip; the fields set match `common` in record_batch.
+_LOG_AND_SUCCEED_SQL = """
+    SET LOCAL synchronous_commit TO OFF;
     INSERT INTO webhooks_deliveryattempt
            (id, created_at, updated_at, organization_id, delivery_id, number, trigger, status_code, duration_ms,
             response_body, error)
@@ -356,25 +333,43 @@ _LOG_ATTEMPTS_SQL = """
            a.status_code, a.duration_ms, a.response_body, a.error
       FROM unnest(%(organization_id)s::uuid[], %(delivery_id)s::uuid[], %(number)s::int[], %(trigger)s::text[],
                   %(status_code)s::int[], %(duration_ms)s::int[], %(response_body)s::text[], %(error)s::text[])
-           AS a(organization_id, delivery_id, number, trigger, status_code, duration_ms, response_body, error)
+           AS a(organization_id, delivery_id, number, trigger, status_code, duration_ms, response_body, error);
+    UPDATE webhooks_delivery AS d
+       SET status = 'succeeded', succeeded_at = %(now)s, next_attempt_at = NULL, last_status_code = ok.status_code,
+           last_error = '', claimed_until = NULL, claim_token = NULL, enqueued_at = NULL, next_trigger = 'scheduled',
+           updated_at = %(now)s, last_attempt_at = %(now)s
+      FROM unnest(%(ok_ids)s::uuid[], %(ok_codes)s::int[]) AS ok(id, status_code)
+     WHERE d.id = ok.id AND d.claim_token = %(token)s
+    RETURNING d.id
 """
 
 
-def _log_attempts(outcomes, now) -> None:
-    """One row per attempt of the batch, in one INSERT."""
+def _log_and_record_successes(token, outcomes, now) -> set:
+    """Logs every attempt and marks the successful deliveries still held by `token` succeeded; returns their ids."""
+    ok = [(delivery.pk, outcome.status_code) for delivery, outcome in outcomes if outcome.ok]
     if connection.vendor != "postgresql":
         DeliveryAttempt.objects.bulk_create(
             [
                 DeliveryAttempt(
                     organization_id=delivery.organization_id, delivery_id=delivery.pk, number=delivery.attempt_count,
                     trigger=delivery.next_trigger, status_code=outcome.status_code, duration_ms=outcome.duration_ms,
-                    response_body=outcome.body, error=outcome.error,
+                    response_body=outcome.body, error=outcome.error, created_at=now,
                 )
                 for delivery, outcome in outcomes
             ]
         )
-        return
-    columns = {
+        # SQLite: one writer at a time, so the rows read here as held are still held at the UPDATEs below.
+        mine = set(Delivery.objects.filter(pk__in=[pk for pk, _ in ok], claim_token=token).values_list("pk", flat=True))
+        for status_code in {code for _, code in ok}:
+            Delivery.objects.filter(pk__in=[pk for pk, code in ok if code == status_code], claim_token=token).update(
+                status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None, last_status_code=status_code,
+                last_error="", claimed_until=None, claim_token=None, enqueued_at=None,
+                next_trigger=DeliveryAttempt.Trigger.SCHEDULED, updated_at=now, last_attempt_at=now,
+            )
+        return mine
+    params = {
+        "now": now,
+        "token": token,
         "organization_id": [d.organization_id for d, _ in outcomes],
         "delivery_id": [d.pk for d, _ in outcomes],
         "number": [d.attempt_count for d, _ in outcomes],
@@ -383,9 +378,14 @@ def _log_attempts(outcomes, now) -> None:
         "duration_ms": [o.duration_ms for _, o in outcomes],
         "response_body": [o.body for _, o in outcomes],
         "error": [o.error for _, o in outcomes],
+        "ok_ids": [pk for pk, _ in ok],
+        "ok_codes": [code for _, code in ok],
     }
     with connection.cursor() as cursor:
-        cursor.execute(_LOG_ATTEMPTS_SQL, {"now": now, **columns})
+        cursor.execute(_LOG_AND_SUCCEED_SQL, params)
+        while cursor.description is None and cursor.nextset():  # past the SET's and the INSERT's results
+            pass
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _update_health(outcomes, mine, failed, now) -> None:
