@@ -89,7 +89,13 @@ def make_server(secret: str, store: Store, host: str = "127.0.0.1", port: int = 
         def log_message(self, *args):
             pass
 
-    return ThreadingHTTPServer((host, port), Handler)
+    return _Server((host, port), Handler)
+
+
+class _Server(ThreadingHTTPServer):
+    # Our workers open several connections at once; the default listen backlog of 5 would make the kernel reset some.
+    request_queue_size = 128
+    daemon_threads = True
 
 
 def main():

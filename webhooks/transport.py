@@ -190,16 +190,17 @@ _managers_lock = threading.Lock()
 def _manager() -> urllib3.PoolManager:
     """This process's pools (an LRU of at most 256 endpoints; the oldest is closed when a new one is needed). Created
     lazily, so after the worker's fork. Each pool keeps up to WEBHOOK_SEND_THREADS idle keep-alive connections."""
-    key = (conf.send_threads(), getattr(settings, "WEBHOOK_CA_BUNDLE", None) or certifi.where())
+    # The pid too: pools (and their sockets) must never be shared across a fork.
+    key = (os.getpid(), conf.send_threads(), getattr(settings, "WEBHOOK_CA_BUNDLE", None) or certifi.where())
     with _managers_lock:
         manager = _managers.get(key)
         if manager is None:
             manager = _managers[key] = urllib3.PoolManager(
                 num_pools=256,
-                maxsize=key[0],
+                maxsize=key[1],
                 block=False,
                 cert_reqs="CERT_REQUIRED",
-                ca_certs=key[1],
+                ca_certs=key[2],
                 retries=False,
             )
             manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}

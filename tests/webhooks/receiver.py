@@ -5,6 +5,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class _Server(ThreadingHTTPServer):
+    # A class attribute, as listen() runs in the constructor: the default backlog of 5 overflows when a worker opens
+    # its connections all at once, and the kernel resets some of them.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class Receiver:
     """`status` (an int, or a callable(request_dict) -> int) decides each answer; `calls` keeps what arrived."""
 
@@ -47,8 +54,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.requested_port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", self.requested_port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
