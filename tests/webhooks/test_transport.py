@@ -407,6 +407,29 @@ def test_a_name_that_does_not_resolve_is_refused(fake_dns, allow_local):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("handle", [read_then_hang, dribble_body], ids=["hangs", "dribbles"])
+def test_a_receiver_that_hangs_gets_a_logged_timeout_and_a_scheduled_retry(serve, allow_local, short_budget, org,
+                                                                          handle):
+    """The end of the path for a slow receiver: the attempt is in the log, the delivery is due again later."""
+    from tests.webhooks.helpers import make_subscription
+    from webhooks.models import Delivery, DeliveryAttempt
+    from webhooks.sender import attempt_delivery
+    from webhooks.services import emit
+
+    server = serve(handle)
+    sub = make_subscription(org, url=f"http://127.0.0.1:{server.port}/hook")
+    emit(org=org, type="call.ended", data={})
+    delivery = Delivery.objects.get(subscription=sub)
+
+    assert attempt_delivery(delivery.pk) == "retry"
+    attempt = DeliveryAttempt.objects.get(delivery=delivery)
+    assert attempt.status_code is None and attempt.error.startswith("Timeout")
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.claim_token) == ("pending", None)
+    assert delivery.next_attempt_at > attempt.created_at
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_reply_with_nul_bytes_is_logged_not_lost(serve, allow_local, org):
     """PostgreSQL text refuses NUL: a receiver answering with one must still get its attempt logged and the
     delivery recorded, or the attempt would be re-sent forever."""
