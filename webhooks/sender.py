@@ -287,14 +287,7 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
     now = timezone.now()
     mine = _log_and_record_successes(token, outcomes, now)
     results = {delivery.pk: "succeeded" if delivery.pk in mine else "stale" for delivery, o in outcomes if o.ok}
-    common = {
-        "claimed_until": None,
-        "claim_token": None,
-        "enqueued_at": None,
-        "next_trigger": DeliveryAttempt.Trigger.SCHEDULED,
-        "updated_at": now,
-        "last_attempt_at": now,
-    }
+    common = _attempt_done(now)
     failed = []
     for delivery, outcome in outcomes:
         if outcome.ok:
@@ -322,8 +315,21 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
     return results
 
 
+def _attempt_done(now) -> dict:
+    """What every recorded attempt sets on its delivery, whatever the outcome: the claim released, the next try
+    (if any) a scheduled one."""
+    return {
+        "claimed_until": None,
+        "claim_token": None,
+        "enqueued_at": None,
+        "next_trigger": DeliveryAttempt.Trigger.SCHEDULED,
+        "updated_at": now,
+        "last_attempt_at": now,
+    }
+
+
 # A batch's attempts go in as columns (one array parameter each: a fraction of what model instances cost to
-# build), and its successes are moved on in the same round trip; the fields set match `common` in record_batch.
+# build), and its successes are moved on in the same round trip; the fields set match `_attempt_done`.
 _LOG_AND_SUCCEED_SQL = """
     SET LOCAL synchronous_commit TO OFF;
     INSERT INTO webhooks_deliveryattempt
@@ -362,9 +368,8 @@ def _log_and_record_successes(token, outcomes, now) -> set:
         mine = set(Delivery.objects.filter(pk__in=[pk for pk, _ in ok], claim_token=token).values_list("pk", flat=True))
         for status_code in {code for _, code in ok}:
             Delivery.objects.filter(pk__in=[pk for pk, code in ok if code == status_code], claim_token=token).update(
-                status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None, last_status_code=status_code,
-                last_error="", claimed_until=None, claim_token=None, enqueued_at=None,
-                next_trigger=DeliveryAttempt.Trigger.SCHEDULED, updated_at=now, last_attempt_at=now,
+                **_attempt_done(now), status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None,
+                last_status_code=status_code, last_error="",
             )
         return mine
     params = {

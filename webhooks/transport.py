@@ -72,6 +72,9 @@ def parse_target(url: str) -> Target:
     return Target(scheme, hostname, port, parts.request_uri, host_header)
 
 
+_lock = threading.Lock()  # guards the per-process singletons below: the watchdog and the pool managers
+
+
 class _Budget:
     """One POST's total time budget. The per-read timeout cannot enforce it (a receiver that sends a byte now and
     then never lets a read time out), so the `_Watchdog` shuts the socket down when the budget runs out, which ends
@@ -134,7 +137,7 @@ _current = threading.local()  # the budget of the POST this thread is sending
 
 
 def _watchdog() -> _Watchdog:
-    with _managers_lock:
+    with _lock:
         watchdog = _watchdogs.get("w")
         if watchdog is None or watchdog.pid != os.getpid():  # threads do not survive a fork
             watchdog = _watchdogs["w"] = _Watchdog()
@@ -184,7 +187,6 @@ class _HTTPSPool(urllib3.HTTPSConnectionPool):
 
 
 _managers: dict = {}
-_managers_lock = threading.Lock()
 
 
 def _manager() -> urllib3.PoolManager:
@@ -192,7 +194,7 @@ def _manager() -> urllib3.PoolManager:
     lazily, so after the worker's fork. Each pool keeps up to WEBHOOK_SEND_THREADS idle keep-alive connections."""
     # The pid too: pools (and their sockets) must never be shared across a fork.
     key = (os.getpid(), conf.send_threads(), getattr(settings, "WEBHOOK_CA_BUNDLE", None) or certifi.where())
-    with _managers_lock:
+    with _lock:
         manager = _managers.get(key)
         if manager is None:
             manager = _managers[key] = urllib3.PoolManager(
