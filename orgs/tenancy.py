@@ -2,7 +2,10 @@
 
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from voiceagent.errors import NotFound
 
 
 class OrgOwnedQuerySet(models.QuerySet):
@@ -22,3 +25,22 @@ class OrgOwnedModel(models.Model):
 
     class Meta:
         abstract = True
+
+
+def get_for_org(rows, org, pk):
+    """This org's row with this id, or `NotFound`: the one tenancy lookup of the API, the runtime and the dashboard.
+
+    `rows` is a model or a queryset (for `select_related` and the like); it is narrowed with `for_org(org)` here,
+    so no caller can forget it. A malformed id, a missing id and another org's id fail identically (the spec: the
+    same 404 for what does not exist and what belongs to someone else).
+    """
+    queryset = rows.objects.all() if isinstance(rows, type) else rows
+    field = queryset.model._meta.pk
+    try:
+        pk = field.to_python(pk)
+    except (ValidationError, TypeError, ValueError):
+        raise NotFound() from None
+    row = queryset.for_org(org).filter(pk=pk).first()
+    if row is None:
+        raise NotFound()
+    return row

@@ -1,4 +1,14 @@
-"""Typed domain errors. Services raise these; the API and the dashboard decide how to show them."""
+"""Typed domain errors and the one builder of error bodies. Services raise these; the API and the dashboard decide
+how to show them, and every `{"error", "details"?}` body on any interface comes from `error_body`."""
+
+
+def error_body(code: str, details: dict | None = None, **extra) -> dict:
+    """The spec's error body: `{"error": code}`, `details` when given, then any top-level extras (`required`)."""
+    body = {"error": code}
+    if details is not None:
+        body["details"] = details
+    body.update(extra)
+    return body
 
 
 class DomainError(Exception):
@@ -12,6 +22,9 @@ class DomainError(Exception):
         self.message = message or self.code
         self.details = details
         self.extra = extra or {}
+
+    def body(self) -> dict:
+        return error_body(self.code, self.details, **self.extra)
 
 
 class NotFound(DomainError):
