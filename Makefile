@@ -1,11 +1,13 @@
 # The two commands: `make run` serves everything; `make test` runs the whole suite.
+# Without DATABASE_URL / REDIS_URL both start embedded PostgreSQL and Redis (scripts/embedded.py) and stop them after.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
+WITH_SERVICES := $(BIN)/python scripts/embedded.py --
 
-.PHONY: run test lint bench venv migrate seed fmt clean
+.PHONY: run serve test lint bench venv fmt clean
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +20,11 @@ venv: $(BIN)/.installed
 	$(BIN)/python scripts/write_env.py
 
 run: venv .env
-	mkdir -p var/broker/out var/broker/processed var/broker/control var/media
+	$(WITH_SERVICES) $(MAKE) --no-print-directory serve
+
+# What `make run` does once PostgreSQL and Redis answer (DATABASE_URL and REDIS_URL are set).
+serve:
+	mkdir -p var/media
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py seed_demo
@@ -26,7 +32,7 @@ run: venv .env
 
 test: venv
 	mkdir -p var
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(WITH_SERVICES) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .
@@ -35,7 +41,7 @@ fmt: venv
 	$(BIN)/ruff check --fix .
 
 bench: venv .env
-	$(BIN)/python -m bench $(BENCH_ARGS)
+	$(WITH_SERVICES) $(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -18,6 +18,7 @@ def main() -> None:
         f"AGENT_RUNTIME_TOKEN={secrets.token_urlsafe(32)}",
         "BASE_URL=http://127.0.0.1:8000",
         "WEBHOOK_ALLOW_LOCAL_URLS=true",
+        "# Unset: `make run` starts embedded PostgreSQL and Redis. Set them to use your own servers:",
         "# DATABASE_URL=postgres://postgres@127.0.0.1:5432/voiceagent",
         "# REDIS_URL=redis://127.0.0.1:6379/0",
     ]

@@ -1,7 +1,8 @@
 """Settings, all from the environment (django-environ); a `.env` file is read when present.
 
-`make run` writes `.env` once with generated secrets. Without DATABASE_URL / REDIS_URL the project
-falls back to SQLite, a local-memory cache and a file-system Celery broker under `var/`.
+`make run` writes `.env` once with generated secrets. PostgreSQL and Redis are the only database and broker:
+without DATABASE_URL / REDIS_URL, `make run` and `make test` start embedded ones (scripts/embedded.py), whose
+addresses are in var/embedded.env while they run.
 """
 
 import os
@@ -16,6 +17,13 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 if not os.environ.get("VOICEAGENT_IGNORE_DOTENV"):  # the test settings set it
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+environ.Env.read_env(VAR_DIR / "embedded.env", overwrite=False)  # present only while embedded servers run
+for _name in ("DATABASE_URL", "REDIS_URL"):
+    if not env(_name, default=""):
+        raise ImproperlyConfigured(
+            f"{_name} is not set. `make run` and `make test` start embedded PostgreSQL and Redis themselves; "
+            "to run another command against them: `python scripts/embedded.py -- <command>`."
+        )
 
 DEBUG = env.bool("DEBUG", default=False)
 # Only DEBUG may fall back to a key from the repository: with it anyone could forge cursors and recording
@@ -89,27 +97,18 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASES = {"default": env.db("DATABASE_URL")}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL and a busy timeout let the web server, worker and beat share one SQLite file.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
-    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env("REDIS_URL", default="")
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": env("CACHE_REDIS_URL", default=REDIS_URL),
-            "KEY_PREFIX": "va",
-        }
+REDIS_URL = env("REDIS_URL")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CACHE_REDIS_URL", default=REDIS_URL),
+        "KEY_PREFIX": "va",
     }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -176,20 +175,9 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Celery: Redis in production, a file-system broker under var/ on a bare machine.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = VAR_DIR / "broker"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "out"),
-        "data_folder_out": str(_broker_dir / "out"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
-    }
-else:
-    # Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # Django's LOGGING (with request ids) stays in charge

@@ -5,9 +5,8 @@ import uuid
 from django.contrib.postgres.operations import TrigramExtension
 from django.db import migrations, models
 
-# Substring search (`?search=`) on PostgreSQL: pg_trgm GIN indexes serve `UPPER(col) LIKE UPPER('%x%')`, which
-# is what Django's `icontains` emits, and `phone_digits LIKE '%123%'` (`contains`). SQLite has neither, so the
-# indexes are created only when the database is PostgreSQL (TrigramExtension is a no-op elsewhere).
+# Substring search (`?search=`): pg_trgm GIN indexes serve `UPPER(col) LIKE UPPER('%x%')`, which is what Django's
+# `icontains` emits, and `phone_digits LIKE '%123%'` (`contains`).
 TRIGRAM_INDEXES = {
     "contact_name_trgm": "UPPER(name::text) gin_trgm_ops",
     "contact_email_trgm": "UPPER(email::text) gin_trgm_ops",
@@ -16,25 +15,10 @@ TRIGRAM_INDEXES = {
 
 
 class TrigramExtensionKept(TrigramExtension):
-    """pg_trgm on PostgreSQL, nothing elsewhere. Not dropped on reverse: other indexes may use it, and
-    Django's reverse would query pg_extension even on SQLite."""
+    """pg_trgm, not dropped on reverse: other indexes may use it."""
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
         pass
-
-
-def create_trigram_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name, expression in TRIGRAM_INDEXES.items():
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON contacts_contact USING gin ({expression})")
-
-
-def drop_trigram_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name in TRIGRAM_INDEXES:
-        schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
 
 class Migration(migrations.Migration):
@@ -67,5 +51,10 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('organization', 'phone_number'), name='uniq_contact_phone_per_org')],
             },
         ),
-        migrations.RunPython(create_trigram_indexes, drop_trigram_indexes, elidable=False),
+        migrations.RunSQL(
+            [f"CREATE INDEX IF NOT EXISTS {name} ON contacts_contact USING gin ({expression})"
+             for name, expression in TRIGRAM_INDEXES.items()],
+            [f"DROP INDEX IF EXISTS {name}" for name in TRIGRAM_INDEXES],
+            elidable=False,
+        ),
     ]

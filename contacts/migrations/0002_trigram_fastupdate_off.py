@@ -5,20 +5,6 @@ from django.db import migrations
 INDEXES = ("contact_name_trgm", "contact_email_trgm", "contact_phone_digits_trgm")
 
 
-def fastupdate_off(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name in INDEXES:
-        schema_editor.execute(f"ALTER INDEX IF EXISTS {name} SET (fastupdate = off)")
-
-
-def fastupdate_on(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name in INDEXES:
-        schema_editor.execute(f"ALTER INDEX IF EXISTS {name} RESET (fastupdate)")
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -26,5 +12,9 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(fastupdate_off, fastupdate_on, elidable=False),
+        migrations.RunSQL(
+            [f"ALTER INDEX IF EXISTS {name} SET (fastupdate = off)" for name in INDEXES],
+            [f"ALTER INDEX IF EXISTS {name} RESET (fastupdate)" for name in INDEXES],
+            elidable=False,
+        ),
     ]

@@ -7,13 +7,10 @@ import sys
 import time
 
 import pytest
-from django.conf import settings
 from rest_framework.test import APIClient
 
 from tests.factories import make_key
 from tests.support.celery_worker import test_database_url as database_url_for_subprocess
-
-needs_redis = pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL)")
 
 
 def wait_for_a_fresh_window(margin: float = 8.0) -> None:
@@ -94,7 +91,6 @@ def _subprocess_env(**extra) -> dict:
     }
 
 
-@needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_two_processes_share_one_count(org, admin):
     for _ in range(3):

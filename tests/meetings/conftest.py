@@ -82,14 +82,6 @@ def events(org, type_="meeting.outcome_approved"):
     return list(Event.objects.for_org(org).filter(type=type_))
 
 
-@pytest.fixture(autouse=True)
-def _broker_folders():
-    """Dispatch enqueues deliveries on commit; the file-system broker (no REDIS_URL) needs its folders."""
-    from tests.support.celery_worker import ensure_broker_folders
-
-    ensure_broker_folders()
-
-
 @pytest.fixture
 def meetings_org(db):
     return OrganizationFactory(name="Meetings Co", meetings_enabled=True)

