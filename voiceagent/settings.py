@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "meetings",
     "notifications",
     "dashboard",
+    "devtools",
 ]
 
 MIDDLEWARE = [
