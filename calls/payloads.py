@@ -60,6 +60,18 @@ def order_detail_data(order: Order) -> dict:
     return {"call_id": str(order.call_id), "order_status": order.status, **order_data(order)}
 
 
+def _call_span(call: Call) -> dict:
+    """The fields the call list item and `call.ended` both carry, in the order both show them."""
+    return {
+        "started_at": iso_ms(call.started_at),
+        "ended_at": iso_ms(call.ended_at),
+        "duration_seconds": call.duration_seconds,
+        "direction": call.direction,
+        "from_number": call.from_number,
+        "disposition": call.disposition,
+    }
+
+
 def call_data(call: Call) -> dict:
     """A call as `GET /v1/calls` lists it. Built directly: a page is up to 100 of these, and DRF's per-field
     machinery costs ~0.15 ms a call."""
@@ -68,12 +80,7 @@ def call_data(call: Call) -> dict:
         "id": str(call.id),
         "location_id": _id(call.location_id),
         "contact_id": _id(call.contact_id),
-        "started_at": iso_ms(call.started_at),
-        "ended_at": iso_ms(call.ended_at),
-        "duration_seconds": call.duration_seconds,
-        "direction": call.direction,
-        "from_number": call.from_number,
-        "disposition": call.disposition,
+        **_call_span(call),
         "classification": call.classification,
         "scorable": call.scorable,
         "score": call.score,
@@ -117,12 +124,7 @@ def call_ended_data(call: Call, order: Order | None) -> dict:
     data = {
         "call_id": str(call.pk),
         "location_id": _id(call.location_id),
-        "started_at": iso_ms(call.started_at),
-        "ended_at": iso_ms(call.ended_at),
-        "duration_seconds": call.duration_seconds,
-        "direction": call.direction,
-        "from_number": call.from_number,
-        "disposition": call.disposition,
+        **_call_span(call),
         "summary": call.summary or "",
         "outcome_tags": list(call.outcome_tags),
         "contact_id": _id(call.contact_id),
