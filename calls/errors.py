@@ -1,16 +1,7 @@
-"""Typed errors of the calls domain (rendered by the one API error handler)."""
+"""Typed errors raised only by the calls domain (rendered by the one API error handler). Errors several apps raise
+(NotFound, Conflict, InvalidTransition, ValidationFailed) live in voiceagent.errors."""
 
-from voiceagent.errors import Conflict, DomainError, InvalidTransition, NotFound, RecordingNotReady
-
-__all__ = [
-    "CallNotFound",
-    "CancellationWindowClosed",
-    "Conflict",
-    "InvalidTransition",
-    "NotFound",
-    "RecordingDisabled",
-    "RecordingNotReady",
-]
+from voiceagent.errors import DomainError, NotFound
 
 
 class CallNotFound(NotFound):
@@ -29,3 +20,10 @@ class RecordingDisabled(DomainError):
 
     status = 409
     code = "recording_disabled"
+
+
+class RecordingNotReady(DomainError):
+    """The call has no recording yet (the upload has not finished): a 404 of its own, so a client knows to wait."""
+
+    status = 404
+    code = "recording_not_ready"

@@ -15,6 +15,8 @@ from django.http import FileResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from voiceagent.errors import error_body
+
 from .models import Recording
 
 URL_LIFETIME_SECONDS = 3600
@@ -70,12 +72,12 @@ def download(request, token: str):
     try:
         recording_id = signing.TimestampSigner(salt=TOKEN_SALT).unsign(token, max_age=URL_LIFETIME_SECONDS)
     except signing.SignatureExpired:
-        return JsonResponse({"error": "forbidden", "details": {"reason": "expired"}}, status=403)
+        return JsonResponse(error_body("forbidden", {"reason": "expired"}), status=403)
     except signing.BadSignature:
-        return JsonResponse({"error": "forbidden"}, status=403)
+        return JsonResponse(error_body("forbidden"), status=403)
     recording = Recording.objects.filter(pk=recording_id).first()
     if recording is None or not recording.file.storage.exists(recording.file.name):
-        return JsonResponse({"error": "not_found"}, status=404)
+        return JsonResponse(error_body("not_found"), status=404)
     response = FileResponse(recording.file.open("rb"), content_type=recording.content_type)
     response["Content-Length"] = str(recording.size_bytes or recording.file.size)
     # The URL is a short-lived capability: no shared caches, and never sent on as a Referer.

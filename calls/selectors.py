@@ -1,12 +1,12 @@
 """Org-scoped reads of calls, and what the agent runtime reads (its knowledge)."""
 
-import uuid
-
 from django.db.models import Count, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from orgs.models import Organization
 from orgs.selectors import knowledge_etag, knowledge_for_org
+from orgs.tenancy import get_for_org
+from voiceagent.errors import NotFound
 
 from .errors import CallNotFound
 from .models import Calendar, Call, CallbackRequest, Escalation, EscalationRule, Message, Order, OrderStatus
@@ -43,15 +43,12 @@ def call_list(
 
 
 def call_get(*, org: Organization, call_id) -> Call:
-    """One call of the org, or CallNotFound (also for an id that is not a UUID or is another org's)."""
+    """One call of the org with its order and recording joined, or CallNotFound (also for an id that is not a UUID
+    or is another org's)."""
     try:
-        call_id = uuid.UUID(str(call_id))
-    except ValueError:
+        return get_for_org(Call.objects.select_related("order", "recording"), org, call_id)
+    except NotFound:
         raise CallNotFound() from None
-    call = Call.objects.for_org(org).select_related("order", "recording").filter(pk=call_id).first()
-    if call is None:
-        raise CallNotFound()
-    return call
 
 
 def call_order(call: Call):
@@ -63,6 +60,7 @@ def call_order(call: Call):
 
 
 def call_recording(call: Call):
+    """The call's recording or None, from the joined row (no query when `select_related("recording")` was used)."""
     try:
         return call.recording
     except Call.recording.RelatedObjectDoesNotExist:
@@ -100,6 +98,7 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
 
 
 def runtime_call(*, org: Organization, runtime_call_id: str) -> Call:
+    """The org's call by the runtime's own call id, or CallNotFound."""
     call = Call.objects.for_org(org).filter(runtime_call_id=runtime_call_id).first()
     if call is None:
         raise CallNotFound()

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from calls.events import call_url
+from calls.payloads import call_url
 
 from . import conf
 

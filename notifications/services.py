@@ -176,7 +176,7 @@ def _member_address(member_id) -> str | None:
 
 def notify_callback_requested(*, callback, call) -> list[EmailNotification]:
     """E-mails a new callback request to the "callback requests" recipients and the requested team member.
-    Called by calls.services.callback_request_create in its transaction (the call's lock held)."""
+    Called by calls.services.tool_events.callback_request_create in its transaction (the call's lock held)."""
     addresses = [_member_address(callback.requested_team_member_id),
                  *recipient_addresses(org_id=call.organization_id, kind=Kind.CALLBACK_REQUESTS)]
     return _queue(org_id=call.organization_id, kind=Kind.CALLBACK_REQUESTS, source=f"callback_request:{callback.pk}",
@@ -185,7 +185,7 @@ def notify_callback_requested(*, callback, call) -> list[EmailNotification]:
 
 def notify_message_taken(*, message, call) -> list[EmailNotification]:
     """E-mails a message to the team member it is for and to the "messages" recipients. Called by
-    calls.services.call_complete exactly where it emits `call.message_taken`, so an unscorable call's
+    calls.services.lifecycle.call_complete exactly where it emits `call.message_taken`, so an unscorable call's
     messages (robocalls, dialers, wrong numbers), which the spec does not announce, mail nobody either."""
     addresses = [_member_address(message.for_team_member_id),
                  *recipient_addresses(org_id=call.organization_id, kind=Kind.MESSAGES)]

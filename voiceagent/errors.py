@@ -53,11 +53,6 @@ class InvalidTransition(DomainError):
     code = "invalid_transition"
 
 
-class RecordingNotReady(DomainError):
-    status = 404
-    code = "recording_not_ready"
-
-
 class ValidationFailed(DomainError):
     """A domain-level validation failure, rendered in the spec's `formErrors`/`fieldErrors` shape."""
 

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "meetings",
     "notifications",
     "dashboard",
+    "devtools",
 ]
 
 MIDDLEWARE = [

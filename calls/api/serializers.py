@@ -1,13 +1,16 @@
-"""Output shapes of /v1/calls (decisions.md: call list item, call detail, recording) and the order-status input."""
+"""Output shapes of /v1/calls (decisions.md: call list item, call detail, recording) and the order-status input.
+
+The declared fields document the shapes (the OpenAPI schema); the bodies themselves come from calls.payloads, which
+the agent runtime answers with too. Tests pin that both agree.
+"""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from calls import events
+from calls import payloads
 from calls.models import Call, OrderStatus
 from calls.selectors import call_order, call_recording
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
-from voiceagent.timefmt import iso_ms
 
 
 class TranscriptTurnSerializer(serializers.Serializer):
@@ -77,11 +80,7 @@ class OrderSerializer(serializers.Serializer):
 
     def to_representation(self, order):
         # The same builder as the event, so the API and `call.ended` never disagree on a field.
-        return {"call_id": str(order.call_id), "order_status": order.status, **events.order_data(order)}
-
-
-def _str_or_none(value) -> str | None:
-    return None if value is None else str(value)
+        return payloads.order_detail_data(order)
 
 
 class CallSerializer(OutputModelSerializer):
@@ -110,29 +109,8 @@ class CallSerializer(OutputModelSerializer):
         return order.status if order is not None else None
 
     def to_representation(self, call):
-        # A page is up to 100 of these: built directly, DRF's per-field machinery costs ~0.15 ms a call.
-        # The fields above still define the documented shape; tests pin that both agree.
-        return {
-            "id": str(call.id),
-            "location_id": _str_or_none(call.location_id),
-            "contact_id": _str_or_none(call.contact_id),
-            "started_at": iso_ms(call.started_at),
-            "ended_at": iso_ms(call.ended_at),
-            "duration_seconds": call.duration_seconds,
-            "direction": call.direction,
-            "from_number": call.from_number,
-            "disposition": call.disposition,
-            "classification": call.classification,
-            "scorable": call.scorable,
-            "score": call.score,
-            "summary": call.summary,
-            "outcome": call.outcome,
-            "outcome_tags": list(call.outcome_tags),
-            "trail": list(call.trail),
-            "has_recording": self.get_has_recording(call),
-            "order_status": self.get_order_status(call),
-            "status": call.status,
-        }
+        # Built directly (calls.payloads), for speed; the fields above still define the documented shape.
+        return payloads.call_data(call)
 
 
 class CallDetailSerializer(CallSerializer):
@@ -144,12 +122,7 @@ class CallDetailSerializer(CallSerializer):
         fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order"]
 
     def to_representation(self, call):
-        return {
-            **super().to_representation(call),
-            "transcript": TranscriptTurnSerializer(call.transcript, many=True).data,
-            "quality_checks": QualityCheckSerializer(call.quality_checks, many=True).data,
-            "order": self.get_order(call),
-        }
+        return payloads.call_detail_data(call)
 
     @extend_schema_field(OrderSerializer(allow_null=True))
     def get_order(self, call):

@@ -4,9 +4,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
-from calls import recordings, selectors, services
+from calls import recordings, selectors
 from calls.errors import RecordingNotReady
 from calls.models import CancelSource
+from calls.services.orders import order_set_status
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 
@@ -101,7 +102,7 @@ class OrderStatusView(OrgAPIView):
     def patch(self, request, id):
         data = self.validate_body(OrderStatusInputSerializer)
         call = selectors.call_get(org=self.org, call_id=id)
-        order, _ = services.order_set_status(
+        order, _ = order_set_status(
             call=call, status=data["status"], changed_by=str(self.api_key.id), source=CancelSource.TEAM_VIA_API
         )
         return data_response(OrderSerializer(order).data)

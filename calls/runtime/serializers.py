@@ -5,10 +5,10 @@ import zoneinfo
 from rest_framework import serializers
 
 from calls.models import Call, CallbackRequest, Classification, Escalation
+from calls.services.orders import TIME_UNITS
 from voiceagent.api.serializers import StrictInputSerializer
 
 FREE_TEXT = 5000
-TIME_UNITS = ["minutes", "hours", "days"]
 
 
 def _validate_timezone(value):
@@ -130,12 +130,12 @@ class OrderInputSerializer(StrictInputSerializer):
     total_cents = serializers.IntegerField(min_value=0, allow_null=True, required=False, default=None,
                                            help_text="Defaults to the subtotal computed from the items.")
     fulfillment_estimate_value = serializers.FloatField(min_value=0)
-    fulfillment_estimate_unit = serializers.ChoiceField(choices=TIME_UNITS)
+    fulfillment_estimate_unit = serializers.ChoiceField(choices=list(TIME_UNITS))
     fulfillment_estimate_label = serializers.CharField(max_length=200, allow_null=True, required=False, default=None)
     fulfillment_varies = serializers.BooleanField(default=False)
     cancellation_allowed = serializers.BooleanField(default=True)
     cancellation_window_value = serializers.FloatField(min_value=0, default=0)
-    cancellation_window_unit = serializers.ChoiceField(choices=TIME_UNITS, default="minutes")
+    cancellation_window_unit = serializers.ChoiceField(choices=list(TIME_UNITS), default="minutes")
     placed_at = serializers.DateTimeField(allow_null=True, required=False, default=None)
     payment_status = serializers.CharField(max_length=32, allow_null=True, required=False, default=None)
     external_order_id = serializers.CharField(max_length=200, allow_null=True, required=False, default=None)

@@ -7,9 +7,12 @@ Every write is idempotent under retries: the runtime's call id and event ids are
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from calls import selectors, services
-from calls.api.serializers import CallDetailSerializer
+from calls import payloads, selectors
 from calls.models import Call, Recording
+from calls.services.lifecycle import call_complete, call_start
+from calls.services.orders import OrderInput
+from calls.services.recordings import recording_store
+from calls.services.tool_events import tool_event_record
 from voiceagent.errors import ValidationFailed
 from voiceagent.timefmt import iso_ms
 
@@ -58,7 +61,7 @@ class CallStartView(RuntimeAPIView):
 
     def post(self, request, org_id):
         data = self.validate_body(CallStartSerializer)
-        call, created = services.call_start(
+        call, created = call_start(
             org=self.org,
             runtime_call_id=data["call_id"],
             started_at=data["started_at"],
@@ -75,7 +78,7 @@ class ToolEventView(RuntimeAPIView):
     def post(self, request, org_id, call_id):
         call_id = _path_call_id(call_id)
         data = self.validate_body(ToolEventSerializer)
-        result, recorded = services.tool_event_record(
+        result, recorded = tool_event_record(
             org=self.org,
             runtime_call_id=call_id,
             runtime_event_id=data["event_id"],
@@ -100,7 +103,7 @@ class CallCompleteView(RuntimeAPIView):
             start = {"started_at": data["started_at"], "from_number": data.get("from_number"),
                      "location_id": data.get("location_id"), "direction": data.get("direction", "inbound")}
         order = data["order"]
-        call, _ = services.call_complete(
+        call, _ = call_complete(
             org=self.org,
             runtime_call_id=call_id,
             start=start,
@@ -116,11 +119,11 @@ class CallCompleteView(RuntimeAPIView):
             score=data["score"],
             caller_name=data["caller"].get("name"),
             caller_email=data["caller"].get("email"),
-            order=services.OrderInput(**order) if order is not None else None,
+            order=OrderInput(**order) if order is not None else None,
             messages=[dict(message) for message in data["messages"]],
         )
         call = selectors.call_get(org=self.org, call_id=call.pk)
-        return Response({"data": CallDetailSerializer(call).data})
+        return Response({"data": payloads.call_detail_data(call)})
 
 
 class RecordingUploadView(RuntimeAPIView):
@@ -154,7 +157,7 @@ class RecordingUploadView(RuntimeAPIView):
                 raise ValueError
         except ValueError:
             raise ValidationFailed(field_errors={"duration_seconds": ["A whole number of seconds."]}) from None
-        recording, created = services.recording_store(
+        recording, created = recording_store(
             org=self.org, runtime_call_id=call_id, content=content, content_type=content_type,
             duration_seconds=duration,
         )

@@ -1,10 +1,10 @@
 """Calls: the filterable, paginated call history, and one call's page (transcript, checks, recording, order).
 
 Reads go through `calls.selectors` (the same as `/v1/calls`), the recording URL through the same minting
-function as `GET /v1/calls/{id}/recording`, and an order's status through `calls.services.order_set_status`
+function as `GET /v1/calls/{id}/recording`, and an order's status through `calls.services.orders.order_set_status`
 with `source=team_via_dashboard`. Changing an order's status is for every member, not only admins: members are
 the people running the phone line and the kitchen. The call page's URL is `/calls/<id>`, exactly the
-`call_url` that `call.ended` carries (calls/events.py).
+`call_url` that `call.ended` carries (calls/payloads.py).
 """
 
 import re
@@ -18,9 +18,10 @@ from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.generic import TemplateView
 
-from calls import recordings, selectors, services
+from calls import recordings, selectors
 from calls.errors import CallNotFound
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
+from calls.services.orders import order_set_status
 from orgs.models import Location
 from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 
@@ -205,7 +206,7 @@ class OrderStatusView(CallDetailView):
         status = 400
         if form.is_valid():
             try:
-                order, changed = services.order_set_status(
+                order, changed = order_set_status(
                     call=call, status=form.cleaned_data["status"], changed_by=str(request.user.pk),
                     source=CancelSource.TEAM_VIA_DASHBOARD,
                 )

@@ -1,5 +1,5 @@
 """The inbox: callback requests, messages for team members and escalations, each with its call, and a button
-that marks one handled (`calls.services.*_mark_handled`, recording who and when).
+that marks one handled (`calls.services.inbox.*_mark_handled`, recording who and when).
 
 Marking handled is for every member, not only admins: members are the people who call back and pass messages
 on. Another org's item id is the same 404 as a missing one.
@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import TemplateView, View
 
-from calls import selectors, services
+from calls import selectors
+from calls.services.inbox import callback_mark_handled, escalation_mark_handled, message_mark_handled
 from voiceagent.errors import NotFound
 
 from ..forms import DashboardForm
@@ -26,9 +27,9 @@ SECTIONS = (
     ("escalation", "escalations", "Escalations"),
 )
 MARK_HANDLED = {
-    "callback": (services.callback_mark_handled, "callback_id", "Callback request"),
-    "message": (services.message_mark_handled, "message_id", "Message"),
-    "escalation": (services.escalation_mark_handled, "escalation_id", "Escalation"),
+    "callback": (callback_mark_handled, "callback_id", "Callback request"),
+    "message": (message_mark_handled, "message_id", "Message"),
+    "escalation": (escalation_mark_handled, "escalation_id", "Escalation"),
 }
 
 

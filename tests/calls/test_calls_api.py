@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from calls.models import Call, Order
 from calls.recordings import sign_recording_token
-from calls.services import call_complete, call_start, order_cancel_by_caller, order_set_status
+from calls.services.lifecycle import call_complete, call_start
+from calls.services.orders import order_cancel_by_caller, order_set_status
 from orgs.services import location_create
 from tests.calls.conftest import T0, Runtime, assert_valid_event, events
 from webhooks.models import Event
@@ -29,7 +30,7 @@ def _completed_call(runtime, *, started_at=T0, outcome="order", **overrides):
 
 def _bulk_calls(org, count):
     """Many calls quickly through the services (orders and recordings on some), for list tests."""
-    from calls.services import OrderInput
+    from calls.services.orders import OrderInput
 
     created = []
     for i in range(count):

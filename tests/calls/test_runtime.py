@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording, ToolEvent
-from calls.services import calendar_create, escalation_rule_create
+from calls.services.configuration import calendar_create, escalation_rule_create
 from orgs.services import fact_create, team_member_create
 from tests.calls.conftest import T0, Runtime, completion, event_types, events, iso
 from webhooks.models import Event

@@ -6,8 +6,8 @@ import threading
 import pytest
 from django.db import IntegrityError, connection
 
-from calls import services
 from calls.models import Call, Order, OrderCounter, Recording
+from calls.services import orders, recordings
 
 from .conftest import T0, Runtime, iso
 
@@ -57,14 +57,14 @@ def test_a_failure_after_the_file_write_leaves_no_file_and_no_row(org, tmp_path,
     def fail(**kwargs):
         raise IntegrityError("forced after the file was written")
 
-    monkeypatch.setattr(services, "emit", fail)
+    monkeypatch.setattr(recordings, "emit", fail)
     with pytest.raises(IntegrityError):
-        services.recording_store(org=org, runtime_call_id=call_id, content=b"RIFF audio", content_type="audio/wav")
+        recordings.recording_store(org=org, runtime_call_id=call_id, content=b"RIFF audio", content_type="audio/wav")
     assert not Recording.objects.exists()
     assert not [path for path in tmp_path.rglob("*") if path.is_file()]
 
     monkeypatch.undo()
-    recording, created = services.recording_store(
+    recording, created = recordings.recording_store(
         org=org, runtime_call_id=call_id, content=b"RIFF audio", content_type="audio/wav"
     )
     assert created and recording.file.storage.exists(recording.file.name)
@@ -72,15 +72,14 @@ def test_a_failure_after_the_file_write_leaves_no_file_and_no_row(org, tmp_path,
 
 def test_the_order_number_is_one_statement(runtime, org, django_assert_num_queries):
     with django_assert_num_queries(1):
-        assert services._next_order_number(org) == 1
+        assert orders._next_order_number(org) == 1
     with django_assert_num_queries(1):
-        assert services._next_order_number(org) == 2
+        assert orders._next_order_number(org) == 2
     assert OrderCounter.objects.get(organization=org).last_number == 2
 
 
-def test_the_portable_fallback_counts_the_same(org, monkeypatch):
-    monkeypatch.setattr(connection, "vendor", "other")
-    assert [services._next_order_number(org) for _ in range(3)] == [1, 2, 3]
+def test_the_order_numbers_of_a_new_org_count_from_one(org):
+    assert [orders._next_order_number(org) for _ in range(3)] == [1, 2, 3]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from calls.models import Call, Order
-from calls.simulation import SCENARIOS
+from devtools.simulation import SCENARIOS
 from orgs.services import fact_create, location_create, team_member_create
 from tests.calls.conftest import assert_valid_event, events
 from tests.calls.event_schemas import SCHEMAS

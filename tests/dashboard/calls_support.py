@@ -1,6 +1,6 @@
 """Builders and fixtures shared by the overview, calls and inbox page tests.
 
-`simulate` drives realistic calls through the real agent runtime API (calls.simulation), exactly as
+`simulate` drives realistic calls through the real agent runtime API (devtools.simulation), exactly as
 `manage.py simulate_calls` does; `bulk_calls` writes many plain rows fast, for query-count tests.
 """
 

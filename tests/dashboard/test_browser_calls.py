@@ -11,7 +11,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from calls.models import Call
-from calls.simulation import RuntimeClient, Simulator, ensure_demo_configuration
+from devtools.simulation import RuntimeClient, Simulator, ensure_demo_configuration
 from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.browser import BROWSER_MARKS

@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from calls.models import Call, CallbackRequest, Message
-from calls.services import callback_mark_handled, order_set_status
+from calls.services.inbox import callback_mark_handled
+from calls.services.orders import order_set_status
 from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from django.core import mail
 from django.db import transaction
 
 from calls.models import CallbackRequest, Message
-from calls.services import escalation_rule_create
+from calls.services.configuration import escalation_rule_create
 from notifications.models import EmailNotification
 from notifications.sender import send_notification, sweep_due
 from notifications.services import recipient_create
@@ -129,7 +129,7 @@ def other_runtime_org_setup(other_org, other_org_recipient):
 
 def test_a_rolled_back_callback_request_writes_and_sends_nothing(runtime, recipients,
                                                                   django_capture_on_commit_callbacks):
-    from calls.services import tool_event_record
+    from calls.services.tool_events import tool_event_record
 
     call_id, _ = runtime.start()
     with django_capture_on_commit_callbacks() as callbacks, pytest.raises(RuntimeError), transaction.atomic():

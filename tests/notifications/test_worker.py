@@ -12,7 +12,7 @@ import time
 import pytest
 from django.db import transaction
 
-from calls.services import tool_event_record
+from calls.services.tool_events import tool_event_record
 from notifications.models import EmailNotification
 from tests.notifications.conftest import parts, read_mail_files, wait_for_mail
 

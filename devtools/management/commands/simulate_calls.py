@@ -5,11 +5,12 @@ views (in process by default; `--base-url` sends them to a running server instea
 """
 
 import json
+import uuid
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from calls.simulation import SCENARIOS, RuntimeClient, RuntimeRequestFailed, Simulator, ensure_demo_configuration
+from devtools.simulation import SCENARIOS, RuntimeClient, RuntimeRequestFailed, Simulator, ensure_demo_configuration
 from orgs.models import Organization
 
 
@@ -44,8 +45,6 @@ class Command(BaseCommand):
 
 
 def _is_uuid(value: str) -> bool:
-    import uuid
-
     try:
         uuid.UUID(str(value))
     except ValueError:

@@ -1,4 +1,5 @@
-"""The call list item is built directly for speed; it must say exactly what its documented DRF fields say."""
+"""The call list item and detail are built directly (calls.payloads) for speed; they must say exactly what their
+documented DRF fields say."""
 
 from rest_framework import serializers
 

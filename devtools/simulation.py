@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlparse
 
+import requests
 from django.conf import settings
+from django.test import Client
+
+from calls.models import Calendar, EscalationRule
+from calls.services.configuration import calendar_create, escalation_rule_create
+from orgs.models import Location, TeamMember
 
 SCENARIOS = [
     "order", "message", "callback", "escalation", "booking", "info", "robocall", "wrong_number",
@@ -91,12 +97,8 @@ class RuntimeClient:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.prefix = f"/internal/agent/v1/orgs/{self.org_id}"
         if self.base_url:
-            import requests
-
             self._session = requests.Session()
         else:
-            from django.test import Client
-
             host = urlparse(settings.BASE_URL).hostname or "localhost"
             self._client = Client(raise_request_exception=False, HTTP_HOST=host)
 
@@ -540,11 +542,6 @@ class Simulator:
 
 def ensure_demo_configuration(org) -> None:
     """An escalation rule and a calendar, so every scenario can play. Created once, through the services."""
-    from orgs.models import TeamMember
-
-    from .models import Calendar, EscalationRule
-    from .services import calendar_create, escalation_rule_create
-
     if not EscalationRule.objects.for_org(org).exists():
         member = TeamMember.objects.for_org(org).exclude(phone_number=None).order_by("created_at").first()
         if member is not None:
@@ -554,8 +551,6 @@ def ensure_demo_configuration(org) -> None:
             escalation_rule_create(org=org, name="Angry or urgent caller", destination_type="phone",
                                    destination_phone="+14155550100", keywords=["manager", "complaint", "allergic"])
     if not Calendar.objects.for_org(org).exists():
-        from orgs.models import Location
-
         location = Location.objects.for_org(org).order_by("created_at").first()
         calendar_create(org=org, name="Table reservations", location=location,
                         timezone_name=location.timezone if location else "UTC")

@@ -9,7 +9,13 @@ from django.db import transaction
 
 from contacts.services import contact_create
 from orgs.models import Membership, Organization
-from orgs.services import fact_create, location_create, organization_create, team_member_create
+from orgs.services import (
+    fact_create,
+    location_create,
+    organization_create,
+    team_member_create,
+    user_get_or_create,
+)
 
 DEMO_ORG = "Demo Pizzeria"
 DEMO_EMAIL = "admin@demo.example"
@@ -78,8 +84,6 @@ class Command(BaseCommand):
 
 
 def _user(email: str):
-    from orgs.services import user_get_or_create
-
     return user_get_or_create(email=email, password=DEMO_PASSWORD)
 
 
