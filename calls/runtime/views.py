@@ -11,9 +11,9 @@ from calls import selectors, services
 from calls.api.serializers import CallDetailSerializer
 from calls.models import Call, Recording
 from voiceagent.errors import ValidationFailed
+from voiceagent.runtime.views import RuntimeAPIView
 from voiceagent.timefmt import iso_ms
 
-from .base import RuntimeAPIView
 from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
 
 # Path and header values land in these columns: longer ones are a 400 here, never a DataError (500) below.
