@@ -1,5 +1,8 @@
-"""Dashboard forms. They check input shape only; the rules live in `orgs.services`, whose typed errors
-(`ValidationFailed`, `Conflict`) are put back on the form beside the field they concern."""
+"""Dashboard forms. They check input shape only; the rules live in the services (`orgs.services`,
+`meetings.services`, ...), whose typed errors (`ValidationFailed`, `Conflict`) are put back on the form beside the
+field they concern."""
+
+import json
 
 import phonenumbers
 from django import forms
@@ -7,8 +10,10 @@ from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 
+from meetings.validation import NAME, TEXT
 from orgs.models import ApiKey, Membership
 from voiceagent.errors import Conflict, DomainError, ValidationFailed
+from webhooks.models import EVENT_TYPES
 
 User = get_user_model()
 
@@ -223,8 +228,6 @@ class WebhookForm(DashboardForm):
     description = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, **kwargs):
-        from webhooks.models import EVENT_TYPES
-
         super().__init__(*args, **kwargs)
         self.fields["events"].choices = [(event, event) for event in EVENT_TYPES]
 
@@ -243,3 +246,57 @@ class WebhookRotateForm(DashboardForm):
         help_text="During a grace period every delivery carries two signatures, so your receiver can switch "
         "to the new secret without missing one.",
     )
+
+
+# --- Meetings (dashboard/pages/meetings.py) -------------------------------------------------------------------
+# The outcome editor: the title and summary as text, the four lists as JSON (the same shapes the event carries).
+# The form checks only that the JSON parses; `meetings.services.outcome_update` decides the rest, and its dotted
+# field errors (`tickets.0.title`) land beside the list they concern.
+
+
+class _JSONList(forms.CharField):
+    widget = forms.Textarea(attrs={"rows": 10, "spellcheck": "false", "class": "mono"})
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        try:
+            return json.loads(value or "[]")
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}") from None
+
+
+class OutcomeForm(DashboardForm):
+    JSON_FIELDS = ("tickets", "decisions", "open_questions", "action_items")
+
+    title = forms.CharField(max_length=NAME, required=False)
+    summary = forms.CharField(
+        max_length=TEXT, widget=forms.Textarea(attrs={"rows": 5}), help_text="2 to 5 sentences."
+    )
+    tickets = _JSONList(
+        required=False,
+        help_text='A JSON array of {"title", "description", "acceptance_criteria": [..], "file_refs": '
+        '[{"repo", "path"}], "confidence": 0..1, "assumptions": [..], "provenance"}.',
+    )
+    decisions = _JSONList(required=False, help_text='A JSON array of {"decision", "context"}.')
+    open_questions = _JSONList(
+        required=False, label="Open questions", help_text='A JSON array of {"question", "context"}.'
+    )
+    action_items = _JSONList(
+        required=False, label="Action items", help_text='A JSON array of {"who", "what", "due": "YYYY-MM-DD" or null}.'
+    )
+
+    def apply_domain_error(self, exc):
+        """Dotted paths from the outcome validator go to their top-level field, with the path in the message."""
+        if not isinstance(exc, ValidationFailed):
+            return super().apply_domain_error(exc)
+        details = exc.details or {}
+        for path, messages in details.get("fieldErrors", {}).items():
+            top = path.split(".", 1)[0]
+            for message in messages:
+                if top in self.fields:
+                    self.add_error(top, message if path == top else f"{path}: {message}")
+                else:
+                    self.add_error(None, f"{path}: {message}")
+        for message in details.get("formErrors", []):
+            self.add_error(None, message)
+        return None

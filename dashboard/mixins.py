@@ -2,18 +2,18 @@
 
 Every dashboard page is a class-based view built on `OrgMixin` (or `AdminRequiredMixin`, which is
 `OrgMixin` plus the admin rule). The organization always comes from the signed-in user's membership,
-resolved from the session; never from the URL or the form. Objects are looked up through
-`for_org(self.org)`, so another organization's id is the same 404 as a missing one.
+resolved from the session; never from the URL or the form. Objects are looked up with
+`orgs.tenancy.get_for_org(..., self.org, pk)`, whose `NotFound` this mixin renders as the 404 page, so another
+organization's id is the same 404 as a missing one and no page converts it by hand.
 """
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 
 from orgs.models import Membership, Organization
 from orgs.selectors import membership_for_user
-from voiceagent.errors import Forbidden
+from voiceagent.errors import Forbidden, NotFound
 
 from . import once
 
@@ -47,8 +47,8 @@ class OrgMixin:
     `self.membership` / `request.membership`. Anonymous users go to the log-in page.
 
     `admin_methods` lists the HTTP methods only an org admin may use (empty here; see `AdminRequiredMixin`).
-    A `Forbidden` raised by a service (e.g. `require_admin`) renders the same 403 page, and an `Http404`
-    (e.g. from `get_org_object`) the dashboard's 404 page.
+    A `Forbidden` raised by a service (e.g. `require_admin`) renders the same 403 page, and a `NotFound` (e.g. from
+    `get_for_org` or a service) or Django's `Http404` the dashboard's 404 page.
     """
 
     admin_methods: tuple[str, ...] = ()
@@ -71,15 +71,10 @@ class OrgMixin:
             return error_page(request, 403)
         try:
             return super().dispatch(request, *args, **kwargs)
-        except Http404:
+        except (NotFound, Http404):
             return error_page(request, 404)
         except Forbidden:
             return error_page(request, 403)
-
-    def get_org_object(self, model_or_queryset, **lookup):
-        """One object of the current org, or 404. Another org's id is indistinguishable from a missing one."""
-        queryset = getattr(model_or_queryset, "objects", model_or_queryset)
-        return get_object_or_404(queryset.for_org(self.org), **lookup)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

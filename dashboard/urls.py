@@ -1,7 +1,9 @@
+"""The dashboard's URLs, included at the root (voiceagent/urls.py), and the meetings pages' (`meetings`, below)."""
+
 from django.urls import path
 
 from . import views
-from .pages import calls, contacts, inbox, knowledge, locations, notifications, overview, team, webhooks
+from .pages import calls, contacts, inbox, knowledge, locations, meetings, notifications, overview, team, webhooks
 
 app_name = "dashboard"
 
@@ -79,3 +81,17 @@ urlpatterns = [
         name="webhook-redeliver",
     ),
 ]
+
+# The meetings product's pages, mounted at /meetings/ in their own `meetings` namespace (`meetings:detail`, ...).
+# A meeting's page is `/meetings/{id}` without a trailing slash: the event's `meeting_url` points at it exactly.
+meetings_urls = (
+    [
+        path("", meetings.MeetingListView.as_view(), name="list"),
+        path("<uuid:meeting_id>", meetings.MeetingDetailView.as_view(), name="detail"),
+        path("<uuid:meeting_id>/edit", meetings.OutcomeEditView.as_view(), name="edit"),
+        path("<uuid:meeting_id>/approve", meetings.OutcomeApproveView.as_view(), name="approve"),
+        path("<uuid:meeting_id>/dispatch", meetings.OutcomeDispatchView.as_view(), name="dispatch"),
+        path("<uuid:meeting_id>/dispatches", meetings.DispatchProgressView.as_view(), name="dispatches"),
+    ],
+    "meetings",
+)

@@ -9,14 +9,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
 from django.views.generic import FormView, TemplateView, View
 
 from orgs import selectors, services
 from orgs.models import Membership
-from voiceagent.errors import Conflict, ValidationFailed
+from orgs.tenancy import get_for_org
+from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from . import accounts, once
 from .attempts import AttemptLimitMixin
@@ -128,7 +128,7 @@ class OrgSwitchView(OrgMixin, View):
         org_id = _uuid_or_none(request.POST.get("org"))
         membership = selectors.membership_for_user(user=request.user, org_id=org_id) if org_id else None
         if membership is None:
-            raise Http404
+            raise NotFound()
         remember_org(request, membership.organization)
         return redirect("dashboard:home")
 
@@ -218,7 +218,7 @@ class ApiKeyRevokeView(AdminRequiredMixin, TemplateView):
     template_name = "dashboard/settings/api_key_revoke.html"
 
     def get_key(self):
-        return self.get_org_object(selectors.api_key_list(org=self.org), pk=self.kwargs["key_id"])
+        return get_for_org(selectors.api_key_list(org=self.org), self.org, self.kwargs["key_id"])
 
     def get(self, request, *args, **kwargs):
         return self.render_to_response(self.get_context_data(key=self.get_key()))
@@ -281,7 +281,7 @@ class MemberRoleView(MembersView):
     http_method_names = ["post"]
 
     def post(self, request, *args, **kwargs):
-        membership = self.get_org_object(Membership, pk=self.kwargs["membership_id"])
+        membership = get_for_org(Membership, self.org, self.kwargs["membership_id"])
         form = MemberRoleForm(request.POST)
         error = None
         if form.is_valid():

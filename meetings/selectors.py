@@ -1,8 +1,9 @@
 """Org-scoped reads of the meetings product. Another org's id is the same miss as a missing one."""
 
-import uuid
-
 from django.db.models import Count, Max, Prefetch
+
+from orgs.tenancy import get_for_org, get_or_not_found
+from voiceagent.errors import NotFound
 
 from .models import Dispatch, DispatchProgress, Meeting
 from .tokens import token_matches
@@ -20,12 +21,10 @@ def meeting_list(*, org):
     )
 
 
-def meeting_get(*, org, meeting_id) -> Meeting | None:
-    return (
-        Meeting.objects.for_org(org)
-        .select_related("outcome", "outcome__approved_by", "outcome__edited_by")
-        .filter(pk=meeting_id)
-        .first()
+def meeting_get(*, org, meeting_id) -> Meeting:
+    """The org's meeting with its outcome and who approved and edited it, or NotFound (orgs.tenancy)."""
+    return get_for_org(
+        Meeting.objects.select_related("outcome", "outcome__approved_by", "outcome__edited_by"), org, meeting_id
     )
 
 
@@ -43,11 +42,10 @@ def dispatch_for_token(*, dispatch_id, token, lock: bool = False) -> Dispatch | 
     """The dispatch if `token` is its token, else None (unknown id, wrong or missing token alike). The digest is
     compared in constant time. `lock=True` takes the row lock (SELECT ... FOR UPDATE; inside a transaction)."""
     try:
-        dispatch_id = uuid.UUID(str(dispatch_id))
-    except ValueError:
-        dispatch_id = None
-    queryset = Dispatch.objects.select_for_update() if lock else Dispatch.objects.all()
-    dispatch = queryset.filter(pk=dispatch_id).first() if dispatch_id else None
+        # Not org-scoped: the token, checked below, is the only credential of the hook.
+        dispatch = get_or_not_found(Dispatch.objects.select_for_update() if lock else Dispatch, dispatch_id)
+    except NotFound:
+        dispatch = None
     if not token_matches(token, dispatch.token_digest if dispatch is not None else None):
         return None
     return dispatch

@@ -23,10 +23,11 @@ from django.utils import timezone
 
 from orgs.models import Organization
 from orgs.services import require_admin
-from voiceagent.errors import Forbidden, InvalidTransition, NotFound, ValidationFailed
+from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 from voiceagent.timefmt import iso_ms
 from webhooks.services import emit
 
+from .errors import MeetingsProductOff
 from .models import Dispatch, DispatchProgress, Meeting, Outcome
 from .selectors import dispatch_for_token
 from .tokens import digest_token, generate_token
@@ -41,10 +42,6 @@ ALLOWED_TRANSITIONS = {
     Dispatch.State.FAILED: set(),
 }
 REPORTABLE_STATES = (Dispatch.State.ACKED, Dispatch.State.DONE, Dispatch.State.FAILED)
-
-
-class MeetingsProductOff(Forbidden):
-    """The org has not turned the meetings product on: nothing is dispatched for it."""
 
 
 def meeting_url(meeting_id) -> str:

@@ -9,13 +9,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from voiceagent.errors import Conflict, Forbidden, ValidationFailed
 from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .errors import NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
 from .phones import normalize_phone
+from .tenancy import get_for_org
 
 User = get_user_model()
 
@@ -231,11 +232,7 @@ def _resolve_location(org: Organization, location):
     """A Location of `org` from an instance or an id; another org's or a missing one is NotFound (never linked)."""
     if location is None:
         return None
-    location_id = getattr(location, "pk", location)
-    found = Location.objects.for_org(org).filter(pk=location_id).first()
-    if found is None:
-        raise NotFound("Location not found.")
-    return found
+    return get_for_org(Location, org, getattr(location, "pk", location))
 
 
 LOCATION_FIELDS = ("name", "address", "timezone", "phone_number")

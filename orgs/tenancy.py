@@ -34,13 +34,23 @@ def get_for_org(rows, org, pk):
     so no caller can forget it. A malformed id, a missing id and another org's id fail identically (the spec: the
     same 404 for what does not exist and what belongs to someone else).
     """
-    queryset = rows.objects.all() if isinstance(rows, type) else rows
-    field = queryset.model._meta.pk
+    return get_or_not_found(_queryset(rows).for_org(org), pk)
+
+
+def get_or_not_found(rows, pk):
+    """The row with this id, or `NotFound` (a malformed id fails like a missing one). Not narrowed to an org: only
+    for lookups with no org to narrow by (the runtime's org named in its path, a dispatch found by its hook's
+    token). Everything else goes through `get_for_org`."""
+    queryset = _queryset(rows)
     try:
-        pk = field.to_python(pk)
+        pk = queryset.model._meta.pk.to_python(pk)
     except (ValidationError, TypeError, ValueError):
         raise NotFound() from None
-    row = queryset.for_org(org).filter(pk=pk).first()
+    row = queryset.filter(pk=pk).first()
     if row is None:
         raise NotFound()
     return row
+
+
+def _queryset(rows) -> models.QuerySet:
+    return rows.objects.all() if isinstance(rows, type) else rows

@@ -12,7 +12,9 @@ import uuid
 
 from django.conf import settings
 
-TOO_LARGE = json.dumps({"error": "payload_too_large"}).encode()
+from .errors import error_body
+
+TOO_LARGE = json.dumps(error_body("payload_too_large")).encode()
 
 
 class ChunkedBodyLimit:

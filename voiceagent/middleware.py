@@ -8,16 +8,10 @@ from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
 
-from .api.errors import error_body_for_status
+from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
 
 logger = logging.getLogger("voiceagent.request")
-
-API_PREFIXES = ("/v1/", "/internal/", "/hooks/")
-
-
-def is_api_path(path: str) -> bool:
-    return path.startswith(API_PREFIXES) or path == "/v1"
 
 
 class RequestIdMiddleware:
@@ -56,7 +50,7 @@ class BodySizeLimitMiddleware:
             length = 0
         if length > settings.MAX_REQUEST_BODY_BYTES:
             # No `Connection: close` here: hop-by-hop headers are the server's (wsgiref refuses them outright).
-            return JsonResponse({"error": "payload_too_large"}, status=413)
+            return JsonResponse(error_body_for_status(413), status=413)
         return self.get_response(request)
 
 
@@ -100,4 +94,4 @@ class ApiErrorMiddleware:
         if not is_api_path(request.path):
             return None
         logger.exception("Unhandled error on %s %s", request.method, request.path)
-        return JsonResponse({"error": "internal_error"}, status=500)
+        return JsonResponse(error_body_for_status(500), status=500)

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
+from dashboard.urls import meetings_urls
+
 from .api import fallbacks
 
 v1 = [
@@ -14,13 +16,13 @@ v1 = [
 urlpatterns = [
     path("v1/", include((v1, "v1"))),
     path("internal/agent/v1/", include("calls.runtime.urls")),
-    path("internal/agent/v1/", include("meetings.runtime_urls")),
-    path("hooks/", include("meetings.hooks_urls")),
+    path("internal/agent/v1/", include("meetings.runtime.urls")),
+    path("hooks/", include("meetings.hooks.urls")),
     path("recordings/", include("calls.urls")),
     path("api/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
-    path("meetings/", include("meetings.urls")),
+    path("meetings/", include(meetings_urls)),
     path("", include("dashboard.urls")),
 ]
 

@@ -14,9 +14,9 @@ from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
 from voiceagent.errors import ValidationFailed
+from voiceagent.runtime.views import RuntimeAPIView
 from voiceagent.timefmt import iso_ms
 
-from .base import RuntimeAPIView
 from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
 
 # Path and header values land in these columns: longer ones are a 400 here, never a DataError (500) below.

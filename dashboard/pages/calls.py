@@ -13,17 +13,15 @@ from datetime import datetime, time, timedelta
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.generic import TemplateView
 
 from calls import recordings, selectors
-from calls.errors import CallNotFound
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
 from orgs.models import Location
-from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
+from voiceagent.errors import InvalidTransition, ValidationFailed
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin
@@ -151,10 +149,7 @@ class CallDetailView(OrgMixin, TemplateView):
 
     def get_call(self) -> Call:
         if not hasattr(self, "_call"):
-            try:
-                self._call = selectors.call_get(org=self.org, call_id=self.kwargs["call_id"])
-            except CallNotFound:
-                raise Http404 from None
+            self._call = selectors.call_get(org=self.org, call_id=self.kwargs["call_id"])
         return self._call
 
     def get_context_data(self, **kwargs):
@@ -196,7 +191,7 @@ class OrderStatusView(CallDetailView):
     """POST only: moves the call's order to `status` through `order_set_status`, as the signed-in user with
     `source=team_via_dashboard` (the event's `canceled_by` on a cancellation). A bad value or a move the order
     does not allow (e.g. a stale page after someone else fulfilled it) re-renders the call page with the error
-    beside the control, and nothing changes."""
+    beside the control, and nothing changes. A call without an order is the 404 page (the API's 404 too)."""
 
     http_method_names = ["post"]
 
@@ -215,8 +210,6 @@ class OrderStatusView(CallDetailView):
                 status = 409
             except ValidationFailed as exc:
                 form.apply_domain_error(exc)
-            except NotFound:
-                raise Http404 from None  # no order on this call: the API's 404 too
             else:
                 label = f"Order #{order.call_order_number}"
                 state = order.get_status_display().lower()

@@ -13,6 +13,7 @@ from django.views.generic import FormView, TemplateView
 from calls.selectors import call_list
 from contacts import selectors, services
 from contacts.models import Contact
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 
 from ..forms import ContactForm, ContactSearchForm
@@ -38,7 +39,7 @@ class ContactListView(OrgMixin, TemplateView):
 class ContactMixin(OrgMixin):
     def get_contact(self) -> Contact:
         if not hasattr(self, "_contact"):
-            self._contact = self.get_org_object(Contact, pk=self.kwargs["contact_id"])
+            self._contact = get_for_org(Contact, self.org, self.kwargs["contact_id"])
         return self._contact
 
 

@@ -7,7 +7,6 @@ on. Another org's item id is the same 404 as a missing one.
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -67,12 +66,9 @@ class MarkHandledView(OrgMixin, View):
 
     def post(self, request, kind, item_id):
         if kind not in MARK_HANDLED:
-            raise Http404
+            raise NotFound()
         service, id_arg, label = MARK_HANDLED[kind]
-        try:
-            _, changed = service(org=self.org, by=request.user, **{id_arg: item_id})
-        except NotFound:
-            raise Http404 from None
+        _, changed = service(org=self.org, by=request.user, **{id_arg: item_id})
         if changed:
             messages.success(request, f"{label} marked handled.")
         else:

@@ -11,6 +11,7 @@ from django.views.generic import FormView, TemplateView
 
 from orgs import selectors, services
 from orgs.models import Fact
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from ..forms import FactForm
@@ -78,7 +79,7 @@ class FactCreateView(FactFormMixin, AdminRequiredMixin, FormView):
 class FactMixin(AdminRequiredMixin):
     def get_fact(self) -> Fact:
         if not hasattr(self, "_fact"):
-            self._fact = self.get_org_object(Fact.objects.select_related("location"), pk=self.kwargs["fact_id"])
+            self._fact = get_for_org(Fact.objects.select_related("location"), self.org, self.kwargs["fact_id"])
         return self._fact
 
 

@@ -14,6 +14,7 @@ from django.views.generic import FormView, TemplateView
 
 from orgs import selectors, services
 from orgs.models import Location
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 
 from ..forms import LocationForm
@@ -60,7 +61,7 @@ class LocationCreateView(LocationFormMixin, AdminRequiredMixin, FormView):
 class LocationMixin(AdminRequiredMixin):
     def get_location(self) -> Location:
         if not hasattr(self, "_location"):
-            self._location = self.get_org_object(Location, pk=self.kwargs["location_id"])
+            self._location = get_for_org(Location, self.org, self.kwargs["location_id"])
         return self._location
 
 

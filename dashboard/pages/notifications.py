@@ -13,6 +13,7 @@ from django.views.generic import FormView, TemplateView
 from notifications import selectors, services
 from notifications.models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
 from orgs.models import TeamMember
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 
 from ..forms import DashboardForm
@@ -94,8 +95,8 @@ class NotificationsView(RecipientFormMixin, OrgMixin, FormView):
 class RecipientMixin(AdminRequiredMixin):
     def get_recipient(self) -> NotificationRecipient:
         if not hasattr(self, "_recipient"):
-            self._recipient = self.get_org_object(
-                NotificationRecipient.objects.select_related("team_member"), pk=self.kwargs["recipient_id"]
+            self._recipient = get_for_org(
+                NotificationRecipient.objects.select_related("team_member"), self.org, self.kwargs["recipient_id"]
             )
         return self._recipient
 

@@ -13,6 +13,7 @@ from django.views.generic import FormView, TemplateView
 
 from orgs import selectors, services
 from orgs.models import TeamMember
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, Forbidden, ValidationFailed
 
 from ..forms import TeamMemberForm
@@ -49,7 +50,7 @@ class TeamMemberCreateView(TeamMemberFormMixin, AdminRequiredMixin, FormView):
 class TeamMemberMixin(AdminRequiredMixin):
     def get_member(self) -> TeamMember:
         if not hasattr(self, "_member"):
-            self._member = self.get_org_object(TeamMember, pk=self.kwargs["member_id"])
+            self._member = get_for_org(TeamMember, self.org, self.kwargs["member_id"])
             if self._member.is_platform_user:
                 raise Forbidden("A team member who is a platform user cannot be changed here.")
         return self._member

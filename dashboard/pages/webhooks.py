@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
+from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 from webhooks import selectors, services
 from webhooks.models import Delivery, Subscription
@@ -64,7 +65,7 @@ class WebhookSecretView(once.ShowOnceMixin, AdminRequiredMixin, TemplateView):
 class SubscriptionMixin(AdminRequiredMixin):
     def get_subscription(self) -> Subscription:
         if not hasattr(self, "_subscription"):
-            self._subscription = self.get_org_object(Subscription, pk=self.kwargs["subscription_id"])
+            self._subscription = get_for_org(Subscription, self.org, self.kwargs["subscription_id"])
         return self._subscription
 
     def get_context_data(self, **kwargs):
@@ -167,9 +168,8 @@ class WebhookRedeliverView(SubscriptionMixin, View):
 
     def post(self, request, *args, **kwargs):
         subscription = self.get_subscription()
-        delivery = self.get_org_object(
-            Delivery.objects.filter(subscription=subscription).select_related("event"), pk=self.kwargs["delivery_id"]
-        )
+        deliveries = Delivery.objects.filter(subscription=subscription).select_related("event")
+        delivery = get_for_org(deliveries, self.org, self.kwargs["delivery_id"])
         try:
             services.delivery_retry(delivery=delivery)
         except Conflict as exc:

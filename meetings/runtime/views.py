@@ -11,14 +11,14 @@ POST /internal/agent/v1/orgs/{org_id}/meetings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from calls.runtime.base import RuntimeAPIView
+from meetings.services import meeting_ingest
+from voiceagent.runtime.views import RuntimeAPIView
 
-from ..serializers import MeetingIngestSerializer
-from ..services import meeting_ingest
+from .serializers import MeetingIngestSerializer
 
 
 class MeetingIngestView(RuntimeAPIView):
-    """The calls runtime's base view (token first and alone, then the org from the path), reused as is."""
+    """The runtime's base view (token first and alone, then the org from the path), as the calls runtime's."""
 
     @extend_schema(exclude=True)
     def post(self, request, org_id):

@@ -1,9 +1,13 @@
 """Every status on /v1 answers the spec's JSON error body, never HTML or a trace."""
 
 import json
+import logging
 
 import pytest
 from django.test import Client
+
+from contacts import services as contact_services
+from webhooks.errors import UnknownEventType
 
 
 def test_400_body_not_json(api):
@@ -138,6 +142,26 @@ def test_500_is_json_without_a_trace(api):
     assert response.status_code == 500
     assert response.json() == {"error": "internal_error"}
     assert b"boom" not in response.content and b"Traceback" not in response.content
+
+
+def test_a_domain_error_of_500_is_answered_and_logged_by_the_one_handler(api, caplog, monkeypatch):
+    # UnknownEventType is a programming error with status 500: the client sees the plain 500, the log sees the trace.
+    def broken(**kwargs):
+        raise UnknownEventType("Unknown event type 'contact.exploded'")
+
+    monkeypatch.setattr(contact_services, "contact_create", broken)
+    with caplog.at_level(logging.ERROR, logger="voiceagent.api"):
+        response = api.post("/v1/contacts", {"phone_number": "+14155550100"}, format="json")
+    assert response.status_code == 500
+    assert response.json() == {"error": "internal_error"}
+    logged = [r for r in caplog.records if r.name == "voiceagent.api" and r.levelno >= logging.ERROR]
+    assert [r.exc_info[0] for r in logged] == [UnknownEventType]
+
+
+def test_a_domain_error_below_500_is_not_logged_as_an_error(api, caplog):
+    with caplog.at_level(logging.ERROR, logger="voiceagent.api"):
+        assert api.get("/v1/contacts/00000000-0000-0000-0000-000000000000").status_code == 404
+    assert not [r for r in caplog.records if r.name == "voiceagent.api"]
 
 
 @pytest.mark.parametrize("method", ["get", "options", "post"])

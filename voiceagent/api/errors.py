@@ -1,4 +1,9 @@
-"""The one renderer of API errors: every failure on /v1 becomes the spec's `{"error": ..., "details"?: ...}`."""
+"""The one renderer of API errors: every failure on the API prefixes becomes the spec's `{"error", "details"?}`.
+
+DRF views answer through `api_exception_handler`; what never reaches DRF (the router's 404, Django's 400/405, the
+body-size edge, unhandled exceptions) is answered by the middleware and the fallback handlers with the same
+bodies. Every body is built by `voiceagent.errors.error_body`.
+"""
 
 import logging
 
@@ -8,9 +13,12 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from voiceagent.errors import DomainError
+from voiceagent.errors import DomainError, ValidationFailed, error_body
 
 logger = logging.getLogger("voiceagent.api")
+
+# The machine interfaces: /v1, the agent runtime's /internal/, and the token-authenticated /hooks/.
+API_PREFIXES = ("/v1/", "/internal/", "/hooks/")
 
 CODES_BY_STATUS = {
     400: "Validation failed",
@@ -24,15 +32,16 @@ CODES_BY_STATUS = {
 }
 
 
+def is_api_path(path: str) -> bool:
+    """Whether a failure on `path` is answered as JSON (the API prefixes) rather than as a page."""
+    return path.startswith(API_PREFIXES) or path == "/v1"
+
+
 def error_body_for_status(status: int) -> dict:
+    """The body for a bare status, where nothing more is known (Django's own 400/404/405/500, the 413 edge)."""
     if status == 400:
-        return validation_body(form_errors=["Bad request"])
-    return {"error": CODES_BY_STATUS.get(status, "internal_error" if status >= 500 else "bad_request")}
-
-
-def validation_body(*, form_errors=(), field_errors=None) -> dict:
-    details = {"formErrors": list(form_errors), "fieldErrors": field_errors or {}}
-    return {"error": "Validation failed", "details": details}
+        return ValidationFailed(form_errors=["Bad request"]).body()
+    return error_body(CODES_BY_STATUS.get(status, "internal_error" if status >= 500 else "bad_request"))
 
 
 class InsufficientScope(exceptions.PermissionDenied):
@@ -62,7 +71,8 @@ def _flatten(detail, prefix: str, out: dict[str, list[str]]) -> None:
         out.setdefault(prefix, []).extend(_messages(detail))
 
 
-def validation_details(detail) -> dict:
+def validation_failed(detail) -> ValidationFailed:
+    """A serializer's errors as the spec's `formErrors` (the body's own) and `fieldErrors` (dotted names)."""
     form_errors: list[str] = []
     field_errors: dict[str, list[str]] = {}
     if isinstance(detail, dict):
@@ -73,42 +83,42 @@ def validation_details(detail) -> dict:
                 _flatten(value, str(key), field_errors)
     else:
         form_errors.extend(_messages(detail))
-    return {"formErrors": form_errors, "fieldErrors": field_errors}
+    return ValidationFailed(form_errors=form_errors, field_errors=field_errors)
 
 
 def api_exception_handler(exc, context):
-    """DRF's EXCEPTION_HANDLER. Knows every failure type; anything unknown is a logged 500 without a trace."""
-    headers = {}
+    """DRF's EXCEPTION_HANDLER. Knows every failure type; anything unknown is a 500 without a trace. Every answer
+    of 500 or more is logged here, whatever raised it (a `DomainError` such as webhooks' UnknownEventType too)."""
+    body, status, headers = _render(exc)
+    if status >= 500:
+        logger.error("API error answered %s: %s", status, type(exc).__name__, exc_info=exc)
+    return Response(body, status=status, headers=headers)
+
+
+def _render(exc) -> tuple[dict, int, dict]:
+    """(body, status, headers) for one failure."""
     if isinstance(exc, DomainError):
-        body = {"error": exc.code}
-        if exc.details is not None:
-            body["details"] = exc.details
-        body.update(exc.extra)
-        return Response(body, status=exc.status)
+        return exc.body(), exc.status, {}
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
 
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
-        return Response({"error": "unauthorized"}, status=401, headers={"WWW-Authenticate": "Bearer"})
+        return error_body("unauthorized"), 401, {"WWW-Authenticate": "Bearer"}
     if isinstance(exc, InsufficientScope):
-        return Response({"error": "insufficient_scope", "required": exc.required}, status=403)
+        return error_body("insufficient_scope", required=exc.required), 403, {}
     if isinstance(exc, exceptions.ValidationError):
-        return Response({"error": "Validation failed", "details": validation_details(exc.detail)}, status=400)
+        return validation_failed(exc.detail).body(), 400, {}
     if isinstance(exc, exceptions.ParseError):
-        return Response(validation_body(form_errors=[f"Malformed JSON body: {exc.detail}"]), status=400)
+        return ValidationFailed(form_errors=[f"Malformed JSON body: {exc.detail}"]).body(), 400, {}
     if isinstance(exc, exceptions.UnsupportedMediaType):
-        return Response(validation_body(form_errors=["Content-Type must be application/json"]), status=400)
+        return ValidationFailed(form_errors=["Content-Type must be application/json"]).body(), 400, {}
     if isinstance(exc, exceptions.Throttled):
-        if exc.wait is not None:
-            headers["Retry-After"] = str(max(1, int(-(-exc.wait // 1))))
-        return Response({"error": "rate_limited"}, status=429, headers=headers)
+        headers = {"Retry-After": str(max(1, int(-(-exc.wait // 1))))} if exc.wait is not None else {}
+        return error_body("rate_limited"), 429, headers
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return error_body("method_not_allowed"), 405, {}
     if isinstance(exc, exceptions.APIException):
-        status = exc.status_code
-        if isinstance(exc, exceptions.MethodNotAllowed):
-            return Response({"error": "method_not_allowed"}, status=405)
-        return Response(error_body_for_status(status), status=status)
-
-    logger.exception("Unhandled API error", exc_info=exc)
-    return Response({"error": "internal_error"}, status=500)
+        return error_body_for_status(exc.status_code), exc.status_code, {}
+    return error_body("internal_error"), 500, {}

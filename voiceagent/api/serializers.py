@@ -1,4 +1,4 @@
-"""Serializer building blocks shared by every /v1 endpoint."""
+"""Serializer building blocks shared by every JSON endpoint: /v1, the agent runtime's and the hooks."""
 
 from django.db import models
 from rest_framework import serializers
@@ -27,6 +27,17 @@ class StrictInputSerializer(serializers.Serializer):
             raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [
                 "Expected a JSON object as the request body."
             ]})
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into strings."""
+
+    default_error_messages = {"invalid": "Expected a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
         return super().to_internal_value(data)
 
 

@@ -1,12 +1,11 @@
 """The base of every /v1 view: key auth, scope, rate limit, org scoping, and the response envelopes."""
 
-import uuid
-
 from django.http import Http404
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orgs.tenancy import get_for_org
 from voiceagent.errors import NotFound
 
 from .authentication import ApiKeyAuthentication
@@ -39,14 +38,8 @@ class OrgAPIView(APIView):
         return self.model.objects.for_org(self.org)
 
     def get_object(self, pk, queryset=None):
-        try:
-            pk = uuid.UUID(str(pk))
-        except ValueError:
-            raise NotFound() from None
-        obj = (queryset if queryset is not None else self.get_queryset()).filter(pk=pk).first()
-        if obj is None:
-            raise NotFound()
-        return obj
+        """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (orgs.tenancy)."""
+        return get_for_org(queryset if queryset is not None else self.get_queryset(), self.org, pk)
 
     def validate_query(self, serializer_class) -> dict:
         serializer = serializer_class(data=self.request.query_params)

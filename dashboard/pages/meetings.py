@@ -1,24 +1,25 @@
-"""Dashboard pages of the meetings product: the list, a meeting's outcome (admins edit, approve, dispatch;
-members read), and each dispatch's progress (polled in place with htmx while a dispatch is still open).
+"""Meetings (the meetings product): the list, a meeting's outcome (admins edit, approve, dispatch; members
+read), and each dispatch's progress (polled in place with htmx while a dispatch is still open).
 
 Built on the dashboard's `OrgMixin` (the org comes from the session membership). `MeetingsAccessMixin` adds the
 product rule, then the admin rule: an org without the meetings product gets the 404 page for every URL here,
-whoever asks; a member posting gets the 403 page and nothing changes (the services check again).
+whoever asks; a member posting gets the 403 page and nothing changes (the services check again). The URLs keep
+their own `meetings:` namespace under /meetings/ (dashboard/urls.py): `/meetings/{id}` is the event's `meeting_url`.
 """
 
 import json
 
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView, View
 
-from dashboard.mixins import OrgMixin, error_page
-from voiceagent.errors import InvalidTransition, ValidationFailed
+from meetings import selectors, services
+from meetings.errors import MeetingsProductOff
+from meetings.models import Dispatch
+from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 
-from . import selectors, services
-from .forms import OutcomeForm
-from .models import Dispatch
+from ..forms import OutcomeForm
+from ..mixins import OrgMixin, error_page
 
 OPEN_STATES = (Dispatch.State.SENT, Dispatch.State.ACKED)
 
@@ -31,7 +32,7 @@ class MeetingsAccessMixin:
 
     def dispatch(self, request, *args, **kwargs):
         if not self.org.meetings_enabled:
-            raise Http404
+            raise NotFound()
         if request.method.upper() in self.meetings_admin_methods and not self.membership.is_admin:
             return error_page(request, 403)
         return super().dispatch(request, *args, **kwargs)
@@ -43,8 +44,8 @@ class MeetingMixin(MeetingsAccessMixin):
     def get_meeting(self):
         if not hasattr(self, "_meeting"):
             self._meeting = selectors.meeting_get(org=self.org, meeting_id=self.kwargs["meeting_id"])
-            if self._meeting is None or not hasattr(self._meeting, "outcome"):
-                raise Http404
+            if not hasattr(self._meeting, "outcome"):
+                raise NotFound()
         return self._meeting
 
     def get_context_data(self, **kwargs):
@@ -66,7 +67,7 @@ class MeetingMixin(MeetingsAccessMixin):
 
 
 class MeetingListView(OrgMixin, MeetingsAccessMixin, TemplateView):
-    template_name = "meetings/list.html"
+    template_name = "dashboard/meetings/list.html"
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(meetings=selectors.meeting_list(org=self.org), **kwargs)
@@ -75,19 +76,19 @@ class MeetingListView(OrgMixin, MeetingsAccessMixin, TemplateView):
 class MeetingDetailView(OrgMixin, MeetingMixin, TemplateView):
     """The outcome as drafted or edited, its approval, the actions an admin may take, and the dispatches."""
 
-    template_name = "meetings/detail.html"
+    template_name = "dashboard/meetings/detail.html"
 
 
 class DispatchProgressView(OrgMixin, MeetingMixin, TemplateView):
     """The dispatches fragment alone, for htmx to poll while a dispatch is still `sent` or `acked`."""
 
-    template_name = "meetings/_dispatches.html"
+    template_name = "dashboard/meetings/_dispatches.html"
 
 
 class OutcomeEditView(OrgMixin, MeetingMixin, FormView):
     """Admins only (members get 403 even for the form). Refused after the first dispatch."""
 
-    template_name = "meetings/edit.html"
+    template_name = "dashboard/meetings/edit.html"
     form_class = OutcomeForm
     meetings_admin_methods = ("GET", "HEAD", "POST")
 
@@ -139,8 +140,8 @@ class OutcomeDispatchView(OrgMixin, MeetingMixin, View):
             services.outcome_dispatch(outcome=meeting.outcome, by=request.user)
         except InvalidTransition as exc:
             messages.error(request, exc.message)
-        except services.MeetingsProductOff:
-            raise Http404 from None
+        except MeetingsProductOff:
+            raise NotFound() from None  # turned off meanwhile: the page is gone, as for every page of the product
         else:
             messages.success(request, "Dispatched: subscribers of meeting.outcome_approved will receive it.")
         return redirect("meetings:detail", meeting_id=meeting.pk)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .hooks import DispatchStatusView
+from .views import DispatchStatusView
 
 urlpatterns = [
     path(

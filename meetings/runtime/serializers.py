@@ -1,31 +1,18 @@
-"""Request shapes of the meetings product's machine endpoints: the runtime's ingestion and a receiver's progress.
+"""Request shape of the meetings runtime's ingestion (POST /internal/agent/v1/orgs/{org_id}/meetings).
 
 Strict (voiceagent.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
-`formErrors`, a bad field in `fieldErrors` under its name. The services check the same rules again (they also
-serve the dashboard and `simulate_meeting`); the outcome itself is validated by meetings.validation, which names
-its fields with dotted paths (`outcome.tickets.0.title`).
+`formErrors`, a bad field in `fieldErrors` under its name. `meeting_ingest` checks the same rules again (it also
+serves `simulate_meeting`); the outcome itself is validated by meetings.validation, which names its fields with
+dotted paths (`outcome.tickets.0.title`).
 """
 
 from django.utils import timezone
 from rest_framework import serializers
 
-from voiceagent.api.serializers import StrictInputSerializer
-
-from .services import REPORTABLE_STATES
-from .validation import NAME, TEXT
+from meetings.validation import NAME
+from voiceagent.api.serializers import StrictCharField, StrictInputSerializer
 
 TIMESTAMP_MESSAGE = "Expected an ISO 8601 timestamp with a time zone."
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into strings."""
-
-    default_error_messages = {"invalid": "Expected a string."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class AwareDateTimeField(serializers.DateTimeField):
@@ -50,9 +37,3 @@ class MeetingIngestSerializer(StrictInputSerializer):
     ended_at = AwareDateTimeField(allow_null=True, required=False, default=None)
     # Any JSON here: meeting_ingest answers a repeat before it looks at the outcome, then validates it strictly.
     outcome = serializers.JSONField()
-
-
-class DispatchProgressSerializer(StrictInputSerializer):
-    state = serializers.ChoiceField(choices=list(REPORTABLE_STATES))
-    detail = StrictCharField(max_length=TEXT, allow_null=True, allow_blank=True, trim_whitespace=False,
-                             required=False, default=None)

@@ -16,12 +16,12 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from meetings.selectors import dispatch_for_token
+from meetings.services import dispatch_report_progress
 from voiceagent.errors import NotFound
 from voiceagent.timefmt import iso_ms
 
-from .selectors import dispatch_for_token
 from .serializers import DispatchProgressSerializer
-from .services import dispatch_report_progress
 
 
 class DispatchStatusView(APIView):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .runtime.views import MeetingIngestView
+from .views import MeetingIngestView
 
 urlpatterns = [
     path("orgs/<uuid:org_id>/meetings", MeetingIngestView.as_view(), name="runtime-meeting-ingest"),

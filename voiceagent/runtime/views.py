@@ -1,18 +1,16 @@
-"""The one base view of the agent runtime's internal API (/internal/agent/v1/), shared by the calls and the
-meetings runtime endpoints.
+"""The one base view of the agent runtime's internal API (/internal/agent/v1/), shared by the calls runtime
+(calls/runtime/) and the meetings runtime (meetings/runtime/).
 
 Order of checks: the service token (401 `unauthorized`, nothing read or written), then the org named in the
 path (404 `not_found`, also for a value that is not a UUID), then the handler. No per-key rate limit (the
 runtime is ours) and no public schema.
 """
 
-import uuid
-
 from rest_framework.parsers import JSONParser
 from rest_framework.views import APIView
 
 from orgs.models import Organization
-from voiceagent.errors import NotFound
+from orgs.tenancy import get_or_not_found
 
 from .authentication import IsRuntime, RuntimeTokenAuthentication
 
@@ -30,19 +28,8 @@ class RuntimeAPIView(APIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication and permission first
-        self.org = self.org_from_path(kwargs.get("org_id"))
-
-    @staticmethod
-    def org_from_path(org_id) -> Organization:
-        """The organization named in the path, or NotFound (a malformed id looks like a missing one)."""
-        try:
-            org_id = uuid.UUID(str(org_id))
-        except ValueError:
-            raise NotFound() from None
-        org = Organization.objects.filter(pk=org_id).first()
-        if org is None:
-            raise NotFound()
-        return org
+        # The org named in the path, or NotFound: a malformed id looks like a missing one.
+        self.org = get_or_not_found(Organization, kwargs.get("org_id"))
 
     def validate_body(self, serializer_class) -> dict:
         """The request body through a StrictInputSerializer, or 400 `Validation failed` (the one error handler)."""
