@@ -117,7 +117,7 @@ class CancelSource(models.TextChoices):
     CALLER_VIA_PHONE = "caller_via_phone", "Caller via phone"
 
 
-# decisions.md: new -> in_progress | fulfilled | canceled; in_progress -> fulfilled | canceled; the rest final.
+# docs/api.md#orders: new -> in_progress | fulfilled | canceled; in_progress -> fulfilled | canceled; the rest final.
 ORDER_TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.NEW: frozenset({OrderStatus.IN_PROGRESS, OrderStatus.FULFILLED, OrderStatus.CANCELED}),
     OrderStatus.IN_PROGRESS: frozenset({OrderStatus.FULFILLED, OrderStatus.CANCELED}),

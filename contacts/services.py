@@ -16,7 +16,7 @@ from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .models import Contact
 
-# decisions.md per-field caps.
+# Per-field caps: docs/api.md#limits.
 MAX_LENGTHS = {"phone_number": 32, "name": 200, "email": 254, "notes": 5000}
 EDITABLE_FIELDS = ("phone_number", "name", "email", "notes")
 

@@ -10,7 +10,7 @@ times). Rules chosen where the spec is silent:
 - `outcome_dispatch` needs an approved outcome and an org with the meetings product on. It may be repeated (a
   fresh dispatch with a fresh token each time, e.g. after a receiver failed). It is the only thing that emits
   `meeting.outcome_approved`: approval alone emits nothing.
-- Progress moves sent -> acked -> done | failed. `acked` is the only way forward from `sent` (decisions.md lists
+- Progress moves sent -> acked -> done | failed. `acked` is the only way forward from `sent` (docs/api.md#meetings:
   acked -> done | failed and nothing from sent but acked), so a receiver that fails before acknowledging posts
   `acked` then `failed`. Repeating the current state is accepted and changes nothing.
 """

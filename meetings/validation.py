@@ -2,7 +2,7 @@
 the runtime's ingestion and an admin's edit. Errors use the spec's `fieldErrors` with dotted paths
 (`tickets.0.title`), so both interfaces show them beside the field they concern.
 
-Rules (decisions.md caps: names and titles 200, free text 5,000):
+Rules (docs/api.md#limits caps: names and titles 200, free text 5,000):
 - summary: 2 to 5 sentences, at most 5,000 characters. A sentence ends with `.`, `!` or `?` followed by
   whitespace or the end; common abbreviations ("e.g.", "Mr.") and decimals do not end one.
 - tickets (<= 50): title (1..200), description (1..5,000), acceptance_criteria (<= 50 strings of 1..5,000),

@@ -1,4 +1,4 @@
-"""The API key format of decisions.md: `va_live_` + 32 alphanumerics, stored as a SHA-256 digest."""
+"""The API key format (docs/api.md#authentication): `va_live_` + 32 alphanumerics, stored as a SHA-256 digest."""
 
 import hashlib
 import re

@@ -33,7 +33,7 @@ class NotFound(DomainError):
 
 
 class Conflict(DomainError):
-    """A unique rule clashed; `field` names which one (decisions.md: `details.field`)."""
+    """A unique rule clashed; `field` names which one (docs/api.md#errors: `details.field`)."""
 
     status = 409
     code = "conflict"

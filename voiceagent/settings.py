@@ -136,7 +136,7 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
-# Exact body limit of decisions.md: 4.5 MB, decided before any parsing.
+# Exact body limit (docs/api.md#limits): 4.5 MB, decided before any parsing.
 MAX_REQUEST_BODY_BYTES = 4_718_592
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
@@ -160,9 +160,11 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Voice Agent API",
+    # The project's API decisions (docs/api.md) are the description, so /api/docs shows what the schema can't say.
     "DESCRIPTION": (
         "The public REST API of the voice agent. Every request carries `Authorization: Bearer <key>`; "
-        "keys are created in the dashboard. Errors are `{\"error\": ..., \"details\"?: ...}`."
+        "keys are created in the dashboard. Errors are `{\"error\": ..., \"details\"?: ...}`.\n\n"
+        + (BASE_DIR / "docs" / "api.md").read_text().split("\n", 1)[1]
     ),
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,

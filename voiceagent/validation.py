@@ -19,7 +19,7 @@ def optional_text(value) -> str | None:
 
 
 def check_lengths(values: dict, caps: dict[str, int]) -> None:
-    """Every string in `values` whose field has a cap in `caps` must fit it (decisions.md per-field caps)."""
+    """Every string in `values` whose field has a cap in `caps` must fit it (docs/api.md#limits per-field caps)."""
     errors = {
         field: [f"Ensure this field has no more than {caps[field]} characters."]
         for field, value in values.items()

@@ -1,4 +1,4 @@
-"""Output shapes of /v1/calls (decisions.md: call list item, call detail, recording) and the order-status input.
+"""Output shapes of /v1/calls (docs/api.md#calls, #recordings) and the order-status input.
 
 The declared fields document the shapes (the OpenAPI schema); the bodies themselves come from calls.payloads, which
 the agent runtime answers with too. Tests pin that both agree.

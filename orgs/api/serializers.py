@@ -13,7 +13,7 @@ class IdentitySerializer(serializers.Serializer):
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write"]))
 
 
-# --- Output shapes (decisions.md, Resources left open) ---------------------------------------------------------
+# --- Output shapes (docs/api.md#resources) -----------------------------------------------------------------------
 
 
 class LocationSerializer(OutputModelSerializer):
@@ -46,7 +46,7 @@ class TeamMemberSerializer(OutputModelSerializer):
         fields = ["id", "name", "email", "phone_number", "role", "is_platform_user", "created_at", "updated_at"]
 
 
-# --- Input shapes (unknown keys are refused; caps are decisions.md's) ------------------------------------------
+# --- Input shapes (unknown keys are refused; caps: docs/api.md#limits) ------------------------------------------
 
 
 class FactInputSerializer(StrictInputSerializer):

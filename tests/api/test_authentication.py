@@ -1,4 +1,4 @@
-"""The spec's Authentication rules 1-11 and decisions.md's key rules, one contract each."""
+"""The spec's Authentication rules 1-11 and the key rules of docs/api.md#authentication, one contract each."""
 
 import logging
 
@@ -106,7 +106,7 @@ def test_rule5_read_key_may_read(read_key):
 
 
 def test_scope_is_checked_before_the_handler_looks_anything_up(read_key):
-    # decisions.md: a read-only key PATCHing a missing id gets 403, not 404.
+    # docs/api.md#authentication: a read-only key PATCHing a missing id gets 403, not 404.
     response = call(f"Bearer {read_key[1]}", path="/v1/facts/00000000-0000-0000-0000-000000000000", method="patch")
     assert response.status_code == 403
     assert response.json() == {"error": "insufficient_scope", "required": "write"}

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from drf_spectacular.validation import validate_schema
 
@@ -17,6 +18,13 @@ def schema(db):
 def test_schema_is_valid_openapi_3(schema):
     assert schema["openapi"].startswith("3.")
     validate_schema(schema)  # raises on an invalid document
+
+
+def test_the_schema_description_carries_the_api_decisions_of_docs_api_md(schema):
+    decisions = (settings.BASE_DIR / "docs" / "api.md").read_text()
+    for heading in ("## Authentication", "## Errors", "## Limits", "### Orders", "## Webhook delivery"):
+        assert heading in decisions
+        assert heading in schema["info"]["description"]
 
 
 def test_schema_declares_the_bearer_key_scheme(schema):

@@ -1,4 +1,4 @@
-"""The operator commands of decisions.md: create_org, create_api_key, revoke_api_key."""
+"""The operator commands (README, Operator commands): create_org, create_api_key, revoke_api_key."""
 
 from io import StringIO
 

@@ -11,7 +11,7 @@ from orgs.keys import digest_key
 from orgs.models import ApiKey
 from orgs.selectors import active_api_key_for_digest
 
-# decisions.md: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
+# docs/api.md#authentication: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
 HEADER_PATTERN = re.compile(r"Bearer ([A-Za-z0-9_]{40})")  # fullmatch: `$` would allow a trailing newline
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 

@@ -13,7 +13,7 @@ class TimestampField(serializers.DateTimeField):
 
 
 class StrictInputSerializer(serializers.Serializer):
-    """Input serializer that rejects unknown keys (decisions.md) and a body that is not a JSON object."""
+    """Input serializer that rejects unknown keys (docs/api.md#errors) and a body that is not a JSON object."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
