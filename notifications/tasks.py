@@ -23,7 +23,7 @@ def send(notification_id: str) -> str:
 
 # One task per e-mail, published at once (no coalescing: a few e-mails per change, each one a caller waiting).
 publisher = Publisher(
-    send, name="notifications", items="e-mails", settings=conf.OUTBOX, due=due_notifications, sweep_limit=500
+    send, name="notifications", items="e-mails", tunables=conf.OUTBOX, due=due_notifications, sweep_limit=500
 )
 
 

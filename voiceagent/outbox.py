@@ -81,19 +81,19 @@ class Publisher:
     """Puts one outbox's row ids on the broker as `task` (see the module docstring).
 
     `name` names the log (and the coalescing thread); `items` says what a row is, in log lines. `due()` is the
-    queryset of the rows that are pending and due (the sweep's candidates); `settings` gives the re-enqueue delay.
+    queryset of the rows that are pending and due (the sweep's candidates); `tunables` gives the re-enqueue delay.
     `batch_size()`, when given, is how many ids go in one task (its argument a list); without it each id is its
     own task. `window()`, when given, is the coalescing window in seconds (0: publish every call at once).
     """
 
     def __init__(
-        self, task, *, name: str, items: str, settings: OutboxSettings, due: Callable, sweep_limit: int,
+        self, task, *, name: str, items: str, tunables: OutboxSettings, due: Callable, sweep_limit: int,
         batch_size: Callable[[], int] | None = None, window: Callable[[], float] | None = None,
     ):
         self.task = task
         self.name = name
         self.items = items
-        self.settings = settings
+        self.tunables = tunables
         self.due = due
         self.sweep_limit = sweep_limit
         self.batch_size = batch_size
@@ -128,7 +128,7 @@ class Publisher:
         lost): taken once with `take_due`, so overlapping sweeps do not publish one row twice. Returns how many
         reached the broker."""
         ids = take_due(
-            self.due(), reenqueue_after_seconds=self.settings.reenqueue_after_seconds(), limit=self.sweep_limit
+            self.due(), reenqueue_after_seconds=self.tunables.reenqueue_after_seconds(), limit=self.sweep_limit
         )
         return self.publish(ids, now=True) if ids else 0
 

@@ -25,7 +25,7 @@ def deliver_batch(delivery_ids: list[str]) -> None:
 
 # Batches of WEBHOOK_BATCH_SIZE ids per task; single-event commits coalesced for WEBHOOK_ENQUEUE_WINDOW_SECONDS.
 publisher = Publisher(
-    deliver_batch, name="webhooks", items="deliveries", settings=conf.OUTBOX, due=due_deliveries, sweep_limit=1000,
+    deliver_batch, name="webhooks", items="deliveries", tunables=conf.OUTBOX, due=due_deliveries, sweep_limit=1000,
     batch_size=conf.batch_size, window=conf.enqueue_window_seconds,
 )
 
