@@ -4,7 +4,7 @@ from django.db.models import Q, QuerySet
 
 from orgs.models import Membership, Organization
 
-from .models import EmailNotification, NotificationRecipient
+from .models import NotificationRecipient
 
 
 def recipient_list(*, org: Organization) -> QuerySet[NotificationRecipient]:
@@ -34,6 +34,3 @@ def org_admin_addresses(*, org_id) -> list[str]:
         .values_list("user__email", flat=True)
     )
 
-
-def notifications_for_call(*, org: Organization, call_id) -> QuerySet[EmailNotification]:
-    return EmailNotification.objects.for_org(org).filter(call_id=call_id).order_by("created_at", "to_email")

@@ -1,4 +1,6 @@
-"""Sending one notification e-mail, at most once per success, and the sweep that enqueues what is due.
+"""Sending one notification e-mail, at most once per success (`send_notification`, the `notifications.send` task's
+body, or `send_inline` in a process that already is a worker); and which e-mails are due (`due_notifications`,
+what the sweep publishes).
 
 `send_notification` locks the row (SELECT ... FOR UPDATE), skips it unless it is pending and due, sends it
 through Django's e-mail framework, and marks it sent in the same transaction. A second task for the same row
@@ -15,8 +17,6 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.utils import timezone
-
-from voiceagent.outbox import take_due
 
 from . import conf
 from .models import EmailNotification
@@ -81,16 +81,18 @@ def send_notification(notification_id) -> str:
         return result
 
 
-def sweep_due(limit: int = 500) -> int:
-    """Enqueues pending e-mails that are due and not recently enqueued (retries, and sends the broker lost).
+def send_inline(notification_ids: list[str]) -> None:
+    """Sends the rows in this process (for code that already runs in a Celery worker). Never raises: a row
+    that fails stays pending with its next attempt scheduled, and the sweep takes it from there."""
+    for notification_id in notification_ids:
+        try:
+            send_notification(notification_id)
+        except Exception:  # noqa: BLE001 - a database hiccup here must not fail the worker's own task
+            logger.exception("notifications: inline send of %s failed; the sweep will retry", notification_id)
 
-    Rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (a row being sent right now is skipped) and stamped
-    `enqueued_at`, so overlapping sweeps do not enqueue one row twice. Returns how many reached the broker.
-    """
-    from .dispatch import enqueue
 
-    due = EmailNotification.objects.filter(
+def due_notifications():
+    """Pending e-mails that are due: new ones, and retries whose time came (the sweep's candidates)."""
+    return EmailNotification.objects.filter(
         status=EmailNotification.Status.PENDING, next_attempt_at__lte=timezone.now()
     )
-    ids = take_due(due, reenqueue_after_seconds=conf.reenqueue_after_seconds(), limit=limit)
-    return enqueue(ids) if ids else 0

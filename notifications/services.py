@@ -22,11 +22,14 @@ from django.utils import timezone
 
 from orgs.models import Organization, TeamMember
 from orgs.services import require_admin
-from voiceagent.errors import Conflict, ValidationFailed
+from orgs.tenancy import get_for_org
+from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
-from . import content, dispatch
+from . import content
 from .models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
 from .selectors import org_admin_addresses, recipient_addresses
+from .sender import send_inline
+from .tasks import publisher
 
 MAX_EMAIL = 254
 
@@ -35,10 +38,10 @@ MAX_EMAIL = 254
 
 def _resolve_member(org: Organization, team_member) -> TeamMember:
     """A team member of `org` (an instance or an id), or a field error: another org's member is not offered."""
-    pk = getattr(team_member, "pk", team_member)
-    member = TeamMember.objects.for_org(org).filter(pk=pk).first() if pk else None
-    if member is None:
-        raise ValidationFailed(field_errors={"team_member": ["Choose a team member of your organization."]})
+    try:
+        member = get_for_org(TeamMember, org, getattr(team_member, "pk", team_member))
+    except NotFound:
+        raise ValidationFailed(field_errors={"team_member": ["Choose a team member of your organization."]}) from None
     if not member.email:
         raise ValidationFailed(field_errors={
             "team_member": [f"{member.name} has no e-mail address. Add one on the Team page first."]
@@ -163,8 +166,11 @@ def _queue(*, org_id, kind: str, source: str, addresses, mail: content.Content, 
     with transaction.atomic():
         # A row that already exists (same thing, same address) is left alone: its own send is under way.
         EmailNotification.objects.bulk_create(rows, ignore_conflicts=True)
-        ids = [str(row.pk) for row in rows]
-        transaction.on_commit(lambda: (dispatch.send_inline if inline else dispatch.enqueue)(ids))
+        if inline:
+            ids = [str(row.pk) for row in rows]
+            transaction.on_commit(lambda: send_inline(ids))
+        else:
+            publisher.publish_on_commit([row.pk for row in rows])
     return rows
 
 

@@ -1,10 +1,59 @@
-"""The sweep both outboxes share (webhook deliveries, notification e-mails): take due rows once."""
+"""The one outbox publisher, shared by both outboxes (webhook deliveries, notification e-mails).
 
+An outbox is a table of rows written in the same transaction as the change that caused them (pending, due at
+`next_attempt_at`, stamped `enqueued_at` when last put on the broker) and a Celery task that works rows by id.
+A `Publisher` puts ids on the broker as that task:
+
+- after commit (`publish_on_commit`), so a rolled-back change publishes nothing;
+- never raising: a broker failure is logged and the rows wait for the sweep. With the broker down each publish
+  can stall for a second or more, so after one failure this process stops trying for BROKER_BACKOFF_SECONDS (a
+  small circuit breaker): requests that write outbox rows stay fast, and the sweep publishes the committed rows
+  once the broker is back;
+- in batches of `batch_size()` ids per task, or one id per task (the id itself the task's argument);
+- optionally coalesced: every change commits on its own, so one task per commit would cost a worker one task
+  (a few ms of Celery overhead) per row. With a `window`, ids published within `window()` seconds of a publish
+  are gathered by a background thread and published together at the end of that window; a publish in a quiet
+  moment goes out at once. So a lone row waits for nothing, and under load a row waits at most the window. Ids
+  still buffered when the process dies are not lost: their rows are committed and the sweep takes them.
+
+`sweep` (run by beat) takes the due rows no publish covers any more (`take_due`) and publishes them at once.
+"""
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+
+BROKER_BACKOFF_SECONDS = 5.0
+
+
+class OutboxSettings:
+    """The tunables every outbox has, read from Django settings at use time (tests and the bench override them
+    through the environment): `<PREFIX>_RETRY_SCHEDULE` and `<PREFIX>_REENQUEUE_AFTER_SECONDS`."""
+
+    def __init__(self, prefix: str, *, retry_schedule: tuple[float, ...], reenqueue_after_seconds: float = 30):
+        self.prefix = prefix
+        self.default_retry_schedule = retry_schedule
+        self.default_reenqueue_after_seconds = reenqueue_after_seconds
+
+    def retry_schedule(self) -> tuple[float, ...]:
+        """The delays after failed attempts 1..n (an empty setting: the default)."""
+        return tuple(getattr(settings, f"{self.prefix}_RETRY_SCHEDULE", None) or self.default_retry_schedule)
+
+    def max_attempts(self) -> int:
+        return len(self.retry_schedule()) + 1
+
+    def reenqueue_after_seconds(self) -> float:
+        """A due row enqueued longer ago than this and still pending is presumed lost by the broker: swept again."""
+        return float(getattr(settings, f"{self.prefix}_REENQUEUE_AFTER_SECONDS", self.default_reenqueue_after_seconds))
 
 
 def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
@@ -26,3 +75,148 @@ def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
         if ids:
             due.model.objects.filter(pk__in=ids).update(enqueued_at=now)
     return [str(pk) for pk in ids]
+
+
+class Publisher:
+    """Puts one outbox's row ids on the broker as `task` (see the module docstring).
+
+    `name` names the log (and the coalescing thread); `items` says what a row is, in log lines. `due()` is the
+    queryset of the rows that are pending and due (the sweep's candidates); `tunables` gives the re-enqueue delay.
+    `batch_size()`, when given, is how many ids go in one task (its argument a list); without it each id is its
+    own task. `window()`, when given, is the coalescing window in seconds (0: publish every call at once).
+    """
+
+    def __init__(
+        self, task, *, name: str, items: str, tunables: OutboxSettings, due: Callable, sweep_limit: int,
+        batch_size: Callable[[], int] | None = None, window: Callable[[], float] | None = None,
+    ):
+        self.task = task
+        self.name = name
+        self.items = items
+        self.tunables = tunables
+        self.due = due
+        self.sweep_limit = sweep_limit
+        self.batch_size = batch_size
+        self.window = window
+        self.logger = logging.getLogger(name)
+        self.down_until = 0.0  # the circuit breaker: no publish before this time.monotonic()
+        self._lock = threading.Lock()
+        self._coalescer: _Coalescer | None = None
+        _publishers.append(self)
+
+    def publish(self, ids, *, now: bool = False) -> int:
+        """Puts `ids` on the broker; returns how many reached it, or were buffered for the publish at the end of
+        the current coalescing window. `now=True`, a full batch, or no window publishes at once. Never raises."""
+        ids = [str(pk) for pk in ids]
+        if not ids or time.monotonic() < self.down_until:
+            return 0
+        window = self.window() if self.window else 0
+        if now or window <= 0 or len(ids) >= self._size():
+            return self._send(ids)
+        if self._get_coalescer().add(ids, window):
+            return len(ids)
+        return self._send(ids)
+
+    def publish_on_commit(self, ids) -> None:
+        """Publishes `ids` once the current transaction commits (nothing if it rolls back)."""
+        ids = [str(pk) for pk in ids]
+        if ids:
+            transaction.on_commit(lambda: self.publish(ids))
+
+    def sweep(self) -> int:
+        """Publishes the due rows that no publish covers any more (retries whose time came, enqueues the broker
+        lost): taken once with `take_due`, so overlapping sweeps do not publish one row twice. Returns how many
+        reached the broker."""
+        ids = take_due(
+            self.due(), reenqueue_after_seconds=self.tunables.reenqueue_after_seconds(), limit=self.sweep_limit
+        )
+        return self.publish(ids, now=True) if ids else 0
+
+    def _size(self) -> int:
+        return self.batch_size() if self.batch_size else 1
+
+    def _send(self, ids: list[str]) -> int:
+        """One task per `_size()` ids; how many ids reached the broker."""
+        if time.monotonic() < self.down_until:
+            return 0
+        size = self._size()
+        sent = 0
+        for start in range(0, len(ids), size):
+            chunk = ids[start : start + size]
+            try:
+                # No publish retries: the publishing request must not hang; the sweep covers what is not sent.
+                self.task.apply_async((chunk if self.batch_size else chunk[0],), retry=False)
+                sent += len(chunk)
+            except Exception:  # noqa: BLE001 - any broker failure means "the sweep will do it"
+                with self._lock:
+                    self.down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+                self.logger.warning(
+                    "%s: broker unreachable; %d %s left to the sweep", self.name, len(ids) - sent, self.items
+                )
+                break
+        return sent
+
+    def _get_coalescer(self) -> "_Coalescer":
+        with self._lock:
+            if self._coalescer is None or self._coalescer.pid != os.getpid():
+                self._coalescer = _Coalescer(self._send, name=f"{self.name}-publish")
+            return self._coalescer
+
+    def flush(self) -> None:
+        """Publishes what this process's coalescing window holds now (at exit)."""
+        current = self._coalescer
+        if current is not None and current.pid == os.getpid():
+            current.flush()
+
+
+class _Coalescer:
+    """One per publisher and process (re-created after a fork): a buffer of ids and the thread that publishes it."""
+
+    def __init__(self, send: Callable[[list[str]], int], *, name: str):
+        self.send = send
+        self.pid = os.getpid()
+        self.cond = threading.Condition()
+        self.buffer: list[str] = []
+        self.window_ends = 0.0  # while now < window_ends, publishes are buffered for the flush at window_ends
+        self.window = 0.0
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def add(self, ids: list[str], window: float) -> bool:
+        """Buffers ids when a window is open (True); otherwise opens one and returns False: publish them now."""
+        with self.cond:
+            now = time.monotonic()
+            if now < self.window_ends:
+                self.buffer.extend(ids)
+                return True
+            self.window, self.window_ends = window, now + window
+            self.cond.notify()
+            return False
+
+    def _run(self):
+        while True:
+            with self.cond:
+                while not self.buffer and time.monotonic() >= self.window_ends:
+                    self.cond.wait()
+                delay = self.window_ends - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            if self.flush():
+                with self.cond:  # still busy: keep gathering for one more window
+                    self.window_ends = max(self.window_ends, time.monotonic() + self.window)
+
+    def flush(self) -> bool:
+        with self.cond:
+            ids, self.buffer = self.buffer, []
+        if ids:
+            self.send(ids)
+        return bool(ids)
+
+
+_publishers: list[Publisher] = []
+
+
+@atexit.register
+def _flush_at_exit():
+    for publisher in _publishers:
+        publisher.flush()

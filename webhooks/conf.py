@@ -2,26 +2,21 @@
 
 from django.conf import settings
 
+from voiceagent.outbox import OutboxSettings
+
 # decisions.md: the Standard Webhooks schedule, the delays after attempts 1..9 (10 attempts in all, ~3.1 days).
 DEFAULT_RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
 
-
-def retry_schedule() -> tuple[float, ...]:
-    return tuple(getattr(settings, "WEBHOOK_RETRY_SCHEDULE", None) or DEFAULT_RETRY_SCHEDULE)
-
-
-def max_attempts() -> int:
-    return len(retry_schedule()) + 1
+# WEBHOOK_RETRY_SCHEDULE and WEBHOOK_REENQUEUE_AFTER_SECONDS (30 s: a due delivery enqueued longer ago than this
+# and still unclaimed is presumed lost and re-enqueued), read as every outbox reads its own.
+OUTBOX = OutboxSettings("WEBHOOK", retry_schedule=DEFAULT_RETRY_SCHEDULE)
+retry_schedule = OUTBOX.retry_schedule
+max_attempts = OUTBOX.max_attempts
 
 
 def lease_seconds() -> float:
     """How long a claim holds. Longer than the 15 s request budget, so a live attempt is never sent twice."""
     return float(getattr(settings, "WEBHOOK_LEASE_SECONDS", 60))
-
-
-def reenqueue_after_seconds() -> float:
-    """A due delivery enqueued longer ago than this and still unclaimed is presumed lost and re-enqueued."""
-    return float(getattr(settings, "WEBHOOK_REENQUEUE_AFTER_SECONDS", 30))
 
 
 def disable_after_seconds() -> float:
@@ -37,8 +32,8 @@ MAX_RETRY_AFTER = 86400
 
 
 def batch_size() -> int:
-    """Deliveries per `deliver_batch` task: what `enqueue` puts in one task, and how many due deliveries one task
-    claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared.
+    """Deliveries per `deliver_batch` task: what the publisher puts in one task, and how many due deliveries one
+    task claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared.
     POSTs that could not start within the lease's safe window (sender._start_window) are given back unsent."""
     return max(1, int(getattr(settings, "WEBHOOK_BATCH_SIZE", 50)))
 
@@ -49,6 +44,6 @@ def send_threads() -> int:
 
 
 def enqueue_window_seconds() -> float:
-    """After a publish, further enqueues in this process within this many seconds are published together at its
-    end (one task for many single-event commits); 0 publishes every enqueue at once."""
+    """After a publish, further publishes in this process within this many seconds go out together at its end
+    (one task for many single-event commits; voiceagent.outbox); 0 publishes every one at once."""
     return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.05))

@@ -6,6 +6,7 @@ is `Delivery.next_attempt_at` in the database, and a worker's claim on a deliver
 (`claimed_until`), so a delivery whose worker died is picked up again by the sweeper.
 """
 
+import json
 import uuid
 
 from django.db import models
@@ -104,8 +105,6 @@ class Event(models.Model):
 
     @property
     def data(self):
-        import json
-
         return json.loads(self.payload)["data"]
 
 

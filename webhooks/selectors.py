@@ -6,6 +6,9 @@ from datetime import UTC, datetime
 from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
+from orgs.tenancy import get_for_org
+from voiceagent.errors import NotFound
+
 from .models import Delivery, DeliveryAttempt, Subscription
 
 
@@ -14,9 +17,18 @@ def subscription_list(*, org):
     return Subscription.objects.for_org(org)
 
 
+def _org_row_or_none(rows, org, pk):
+    """This org's row of `rows` with this id (orgs.tenancy.get_for_org), or None: a malformed, missing or other
+    org's id alike."""
+    try:
+        return get_for_org(rows, org, pk)
+    except NotFound:
+        return None
+
+
 def subscription_get(*, org, subscription_id) -> Subscription | None:
     """One subscription of the org by id, or None (another org's id gives None too)."""
-    return Subscription.objects.for_org(org).filter(pk=subscription_id).first()
+    return _org_row_or_none(Subscription, org, subscription_id)
 
 
 @dataclass
@@ -90,7 +102,7 @@ def subscription_list_with_health(org) -> list[SubscriptionHealth]:
 def subscription_get_with_health(*, org, subscription_id) -> SubscriptionHealth | None:
     """One subscription of the org with its health (as in `subscription_list_with_health`), in one query; None
     when the id is not the org's."""
-    sub = _with_health(Subscription.objects.for_org(org)).filter(pk=subscription_id).first()
+    sub = _org_row_or_none(_with_health(Subscription.objects.all()), org, subscription_id)
     return None if sub is None else _health(sub)
 
 
@@ -103,7 +115,3 @@ def delivery_log(subscription: Subscription):
         .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("created_at", "number")))
     )
 
-
-def delivery_get(*, subscription: Subscription, delivery_id) -> Delivery | None:
-    """One delivery of this subscription, or None."""
-    return Delivery.objects.filter(subscription=subscription, pk=delivery_id).first()

@@ -1,4 +1,5 @@
-"""Sending deliveries: claim, POST, record, schedule the next try; and the sweep that enqueues what is due.
+"""Sending deliveries: claim, POST, record, schedule the next try (`send_batch`, the `deliver_batch` task's body);
+and which deliveries are due (`due_deliveries`, what the sweep publishes).
 
 Exactly-once per attempt: a worker claims deliveries (a batch at a time) with one conditional UPDATE (due,
 pending, no live lease) that sets a lease and a token. A duplicate task run finds the lease and does nothing.
@@ -21,7 +22,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
-from voiceagent.outbox import take_due
 
 from . import conf, crypto
 from .models import Delivery, DeliveryAttempt, Subscription
@@ -41,6 +41,7 @@ def build_headers(*, event_id: str, body: bytes, secrets_: list[str], timestamp:
         "User-Agent": USER_AGENT,
     }
 
+
 def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     """Seconds to wait after failed attempt `attempt_number` (1-based): the schedule plus up to 10% jitter,
     and at least Retry-After when the receiver sent one with 429/502/503/504."""
@@ -48,12 +49,6 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     base = schedule[min(attempt_number, len(schedule)) - 1]
     delay = base * (1 + random.uniform(0, conf.JITTER))
     return max(delay, retry_after or 0)
-
-
-def claim(delivery_id, now=None) -> uuid.UUID | None:
-    """Claims a due, pending, unleased delivery for one attempt; the token, or None when there is nothing to do."""
-    token, claimed = claim_batch([delivery_id], now=now)
-    return token if claimed else None
 
 
 # Bookkeeping commits (claims and results) skip the WAL flush wait: `SET LOCAL synchronous_commit TO OFF`, for
@@ -89,61 +84,28 @@ _CLAIM_SQL = """
      WHERE d.id = picked.id AND e.id = d.event_id
     RETURNING d.id, d.organization_id, d.attempt_count, d.next_trigger, d.subscription_id, d.event_id, e.payload
 """
-# What `_claim` returns of each claimed delivery, in this order (the RETURNING list above).
-_CLAIMED_FIELDS = (
-    "pk", "organization_id", "attempt_count", "next_trigger", "subscription_id", "event_id", "event__payload"
-)
 
 
-def claim_batch(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list]:
-    """The claim token and the ids claimed (see `_claim`)."""
-    token, rows = _claim(delivery_ids, extra=extra, now=now)
-    return token, [row[0] for row in rows]
-
-
-def _claim(delivery_ids, *, extra: int = 0, now=None) -> tuple[uuid.UUID, list[tuple]]:
+def claim(delivery_ids, *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     """Claims, for one attempt each, those of `delivery_ids` that are due, pending and unleased, plus up to `extra`
     other such deliveries (the oldest due first: work already waiting on the broker behind this task). Returns the
-    claim token and, for each delivery claimed, the values of _CLAIMED_FIELDS.
+    claim token and, for each delivery claimed, the RETURNING list of _CLAIM_SQL: (id, organization_id,
+    attempt_count, next_trigger, subscription_id, event_id, payload).
 
-    One conditional UPDATE on PostgreSQL. The candidate rows are row-locked with SKIP LOCKED and re-checked after
-    the lock, so two workers never claim the same attempt: a concurrent claimer either skips the row or sees the
-    lease. A claimed id whose own task runs later finds the lease and does nothing ("skipped"). On other databases
-    (SQLite, tests on a bare checkout) each id gets the same conditional UPDATE, in one transaction.
+    One conditional UPDATE. The candidate rows are row-locked with SKIP LOCKED and re-checked after the lock, so
+    two workers never claim the same attempt: a concurrent claimer either skips the row or sees the lease. A
+    claimed id whose own task runs later finds the lease and does nothing ("skipped").
     """
-    now = now or timezone.now()
+    now = timezone.now()
     token = uuid.uuid4()
     until = now + timedelta(seconds=conf.lease_seconds())
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _CLAIM_SQL,
-                    {"until": until, "token": token, "ids": ids, "now": now, "extra": max(0, int(extra))},
-                )
-                while cursor.description is None and cursor.nextset():  # past the SET's result
-                    pass
-                return token, cursor.fetchall()
-        due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
-            Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
-        )
-        candidates = list(ids)
-        if extra > 0:
-            others = due.exclude(pk__in=ids).order_by("next_attempt_at").values_list("pk", flat=True)[:extra]
-            candidates += list(others)
-        claimed = [
-            pk
-            for pk in candidates
-            if due.filter(pk=pk).update(claimed_until=until, claim_token=token, attempt_count=F("attempt_count") + 1)
-        ]
-        return token, list(Delivery.objects.filter(pk__in=claimed).values_list(*_CLAIMED_FIELDS))
-
-
-def attempt_delivery(delivery_id) -> str:
-    """One attempt of a delivery if it is due and unclaimed. Returns what happened (for tests and logs):
-    "skipped", "succeeded", "retry", "failed", "disabled", "stale" (the lease ran out before the result came)."""
-    return deliver_batch([delivery_id]).get(str(delivery_id), "skipped")
+    with transaction.atomic(), connection.cursor() as cursor:
+        params = {"until": until, "token": token, "ids": ids, "now": now, "extra": max(0, int(extra))}
+        cursor.execute(_CLAIM_SQL, params)
+        while cursor.description is None and cursor.nextset():  # past the SET's result
+            pass
+        return token, cursor.fetchall()
 
 
 _pool_lock = threading.Lock()
@@ -179,21 +141,23 @@ class Claimed:
 
 
 def _with_subscriptions(rows) -> list[Claimed]:
-    """Claimed deliveries from `_claim`'s plain values (full model rows with their event and subscription joined in
+    """Claimed deliveries from `claim`'s plain values (full model rows with their event and subscription joined in
     cost a worker more than the POST itself), with their subscriptions (one query; a batch rarely has many)."""
     subscriptions = Subscription.objects.in_bulk({row[4] for row in rows})
     return [Claimed(*row[:6], bytes(row[6]), subscriptions[row[4]]) for row in rows]
 
 
-def deliver_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
+def send_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
     """One attempt for each delivery of the batch that is due and unclaimed (plus up to `extra` other due ones):
     claim all and read their events in one UPDATE, their subscriptions in one query, POST concurrently, record all
-    results in one transaction. Returns {delivery id: what happened}, as `attempt_delivery` describes, for the ids given
-    (those not claimed are "skipped") and for any extra ones claimed. A duplicate run of the same batch claims
-    nothing and sends nothing."""
+    results in one transaction. A duplicate run of the same batch claims nothing and sends nothing.
+
+    Returns {delivery id: what happened} for the ids given and for any extra ones claimed: "skipped" (not due, or
+    claimed by another worker), "succeeded", "retry", "failed", "disabled" (its subscription is off), "stale" (the
+    lease ran out before the result came)."""
     results = {str(pk): "skipped" for pk in delivery_ids}
     claimed_at = time.monotonic()
-    token, rows = _claim(delivery_ids, extra=extra)
+    token, rows = claim(delivery_ids, extra=extra)
     if not rows:
         return results
     deliveries = _with_subscriptions(rows)
@@ -266,11 +230,6 @@ def _release(token: uuid.UUID, delivery_ids) -> None:
     Delivery.objects.filter(pk__in=delivery_ids, claim_token=token).update(
         claimed_until=None, claim_token=None, attempt_count=F("attempt_count") - 1
     )
-
-
-def record(delivery: Delivery, token: uuid.UUID, outcome: Outcome) -> str:
-    """Logs one attempt and moves the delivery on (see `record_batch`)."""
-    return record_batch(token, [(delivery, outcome)])[delivery.pk]
 
 
 @transaction.atomic
@@ -353,25 +312,6 @@ _LOG_AND_SUCCEED_SQL = """
 def _log_and_record_successes(token, outcomes, now) -> set:
     """Logs every attempt and marks the successful deliveries still held by `token` succeeded; returns their ids."""
     ok = [(delivery.pk, outcome.status_code) for delivery, outcome in outcomes if outcome.ok]
-    if connection.vendor != "postgresql":
-        DeliveryAttempt.objects.bulk_create(
-            [
-                DeliveryAttempt(
-                    organization_id=delivery.organization_id, delivery_id=delivery.pk, number=delivery.attempt_count,
-                    trigger=delivery.next_trigger, status_code=outcome.status_code, duration_ms=outcome.duration_ms,
-                    response_body=outcome.body, error=outcome.error, created_at=now,
-                )
-                for delivery, outcome in outcomes
-            ]
-        )
-        # SQLite: one writer at a time, so the rows read here as held are still held at the UPDATEs below.
-        mine = set(Delivery.objects.filter(pk__in=[pk for pk, _ in ok], claim_token=token).values_list("pk", flat=True))
-        for status_code in {code for _, code in ok}:
-            Delivery.objects.filter(pk__in=[pk for pk, code in ok if code == status_code], claim_token=token).update(
-                **_attempt_done(now), status=Delivery.Status.SUCCEEDED, succeeded_at=now, next_attempt_at=None,
-                last_status_code=status_code, last_error="",
-            )
-        return mine
     params = {
         "now": now,
         "token": token,
@@ -453,17 +393,10 @@ def _notify_exhausted(delivery: Delivery) -> None:
     notify_webhook_exhausted(delivery=delivery, subscription=subscription)
 
 
-def sweep_due(limit: int = 1000) -> int:
-    """Enqueues due deliveries nobody holds: retries whose time came, enqueues the broker lost, expired leases.
-
-    Rows are taken with SELECT ... FOR UPDATE SKIP LOCKED, so two sweepers never pick the same rows, and marked
-    `enqueued_at` so the next sweep leaves them alone for WEBHOOK_REENQUEUE_AFTER_SECONDS.
-    """
-    from .dispatch import enqueue
-
+def due_deliveries():
+    """Deliveries that are due and that nobody holds: new ones, retries whose time came, expired leases (the
+    sweep's candidates; the claim's condition, as a queryset)."""
     now = timezone.now()
-    due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
+    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
         Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
     )
-    ids = take_due(due, reenqueue_after_seconds=conf.reenqueue_after_seconds(), limit=limit)
-    return enqueue(ids, now=True) if ids else 0

@@ -1,20 +1,36 @@
-"""Writes of the webhooks app, one transaction each. The API and the dashboard both call these.
+"""Writes of the webhooks app, one transaction each: `emit`, and the subscription and delivery writes the API and
+the dashboard call.
 
-`emit` (re-exported from `webhooks.events`) is THE way any code emits an event:
-`from webhooks.services import emit; emit(org=org, type="call.ended", data={...})`.
+`emit` is THE one way any code emits a webhook event:
+
+    from webhooks.services import emit
+
+    with transaction.atomic():
+        order.save(...)
+        emit(org=order.organization, type="call_order.status_changed", data={...})
+
+The event row, its envelope bytes and one delivery per matching subscription are written inside the
+caller's transaction; the deliveries go to the broker only after that transaction commits. A rolled-back
+change emits nothing; a committed one loses nothing (the sweep publishes what the broker missed).
 """
 
+import datetime as dt
+import json
+import uuid
 from datetime import timedelta
+from decimal import Decimal
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.timefmt import iso_ms
 
 from . import crypto
-from .events import emit
-from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
+from .errors import UnknownEventType
+from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import validate_url
+from .tasks import publisher
 
 __all__ = [
     "emit",
@@ -26,6 +42,57 @@ __all__ = [
     "delivery_retry",
     "deliveries_recover",
 ]
+
+# --- emitting events ----------------------------------------------------------------------------------------
+
+
+class _PayloadEncoder(json.JSONEncoder):
+    """Timestamps as the API shows them (ms, Z); uuids and decimals as strings."""
+
+    def default(self, o):
+        if isinstance(o, dt.datetime):
+            return iso_ms(o)
+        if isinstance(o, dt.date):
+            return o.isoformat()
+        if isinstance(o, (uuid.UUID, Decimal)):
+            return str(o)
+        return super().default(o)
+
+
+def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -> bytes:
+    body = {"id": event_id, "type": type, "created_at": iso_ms(created_at), "api_version": API_VERSION, "data": data}
+    return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def emit(*, org, type: str, data: dict) -> Event:  # noqa: A002 - the spec's field name
+    """Writes the event and its deliveries in the current transaction; enqueues them after commit.
+
+    `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
+    serialized once, here; datetimes become millisecond-Z strings, uuids strings. Subscriptions that are
+    enabled, belong to `org` and list `type` each get one pending delivery, due now.
+    """
+    if type not in EVENT_TYPES:
+        raise UnknownEventType(f"Unknown event type {type!r}")
+    now = timezone.now()
+    created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    event_id = Event.new_id()
+    payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
+    with transaction.atomic():
+        event = Event.objects.create(
+            id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload
+        )
+        subscriptions = Subscription.objects.for_org(org).filter(enabled=True, events__contains=[type])
+        deliveries = Delivery.objects.bulk_create(
+            [
+                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
+                for pk in subscriptions.values_list("pk", flat=True)
+            ]
+        )
+        publisher.publish_on_commit([delivery.pk for delivery in deliveries])
+    return event
+
+
+# --- subscriptions and deliveries ---------------------------------------------------------------------------
 
 MAX_DESCRIPTION = 5000
 MAX_GRACE_SECONDS = 86400
@@ -179,14 +246,6 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
     return locked, secret
 
 
-def _enqueue_on_commit(ids) -> None:
-    from .dispatch import enqueue
-
-    ids = [str(pk) for pk in ids]
-    if ids:
-        transaction.on_commit(lambda: enqueue(ids))
-
-
 @transaction.atomic
 def delivery_retry(*, delivery: Delivery) -> Delivery:
     """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
@@ -201,7 +260,7 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
     )
     if not updated:
         raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
-    _enqueue_on_commit([delivery.pk])
+    publisher.publish_on_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
 
@@ -217,7 +276,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     if since > now:
         raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
     ids = _requeue_failed(subscription=subscription, since=since, now=now)
-    _enqueue_on_commit(ids)
+    publisher.publish_on_commit(ids)
     return len(ids)
 
 
@@ -235,51 +294,13 @@ _RECOVER_SQL = """
 def _requeue_failed(*, subscription: Subscription, since, now) -> list:
     """Resets the subscription's failed deliveries created since `since` to pending; returns the ids it reset
     (and only those). Assumes a transaction is open."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _RECOVER_SQL,
-                {
-                    "pending": Delivery.Status.PENDING, "failed": Delivery.Status.FAILED,
-                    "manual": DeliveryAttempt.Trigger.MANUAL, "now": now, "since": since,
-                    "subscription": subscription.pk,
-                },
-            )
-            return [row[0] for row in cursor.fetchall()]
-    # Elsewhere (SQLite on a bare checkout): lock the rows, then reset those same rows.
-    ids = list(
-        Delivery.objects.select_for_update()
-        .filter(subscription=subscription, status=Delivery.Status.FAILED, created_at__gte=since)
-        .values_list("pk", flat=True)
-    )
-    Delivery.objects.filter(pk__in=ids).update(
-        status=Delivery.Status.PENDING,
-        attempt_count=0,
-        next_attempt_at=now,
-        next_trigger=DeliveryAttempt.Trigger.MANUAL,
-        enqueued_at=now,
-        claimed_until=None,
-        claim_token=None,
-        updated_at=now,
-    )
-    return ids
-
-
-RETENTION = timedelta(days=30)
-
-
-def delivery_log_purge(*, now=None, batch: int = 5000) -> int:
-    """Deletes what decisions.md keeps for 30 days only: attempts older than that, finished deliveries and the
-    events left without any delivery. Pending deliveries and their events are never touched (nothing is lost).
-    Works in batches so a large backlog never holds long locks. Returns how many attempts went."""
-    cutoff = (now or timezone.now()) - RETENTION
-    purged = 0
-    while True:
-        ids = list(DeliveryAttempt.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch])
-        if not ids:
-            break
-        purged += DeliveryAttempt.objects.filter(pk__in=ids).delete()[0]
-    finished = Delivery.objects.filter(created_at__lt=cutoff).exclude(status=Delivery.Status.PENDING)
-    finished.filter(attempts__isnull=True).delete()
-    Event.objects.filter(created_at__lt=cutoff, deliveries__isnull=True).delete()
-    return purged
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RECOVER_SQL,
+            {
+                "pending": Delivery.Status.PENDING, "failed": Delivery.Status.FAILED,
+                "manual": DeliveryAttempt.Trigger.MANUAL, "now": now, "since": since,
+                "subscription": subscription.pk,
+            },
+        )
+        return [row[0] for row in cursor.fetchall()]

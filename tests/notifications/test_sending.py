@@ -9,8 +9,9 @@ from django.db import transaction
 from calls.models import CallbackRequest, Message
 from calls.services.configuration import escalation_rule_create
 from notifications.models import EmailNotification
-from notifications.sender import send_notification, sweep_due
+from notifications.sender import send_notification
 from notifications.services import recipient_create
+from notifications.tasks import publisher
 from tests.notifications.conftest import send_pending
 
 pytestmark = pytest.mark.django_db
@@ -145,7 +146,7 @@ def test_a_rolled_back_callback_request_writes_and_sends_nothing(runtime, recipi
 def test_a_committed_callback_request_enqueues_its_emails_after_commit(runtime, recipients, monkeypatch,
                                                                        django_capture_on_commit_callbacks):
     enqueued = []
-    monkeypatch.setattr("notifications.dispatch.enqueue", lambda ids: enqueued.extend(ids) or len(ids))
+    monkeypatch.setattr(publisher, "publish", lambda ids, **kw: enqueued.extend(ids) or len(ids))
     with django_capture_on_commit_callbacks(execute=True):
         request_callback(runtime)
     assert sorted(enqueued) == sorted(str(pk) for pk in EmailNotification.objects.values_list("pk", flat=True))
@@ -164,9 +165,9 @@ def test_an_smtp_failure_is_retried_later_and_the_mail_is_sent_once(runtime, rec
     assert "SMTPServerDisconnected" in row.last_error and mail.outbox == []
     assert send_notification(row.pk) == "not_due"  # a duplicate task before the due time does nothing
     enqueued = []
-    monkeypatch.setattr("notifications.dispatch.enqueue", lambda ids: enqueued.extend(ids) or len(ids))
+    monkeypatch.setattr(publisher, "publish", lambda ids, **kw: enqueued.extend(ids) or len(ids))
     EmailNotification.objects.filter(pk=row.pk).update(next_attempt_at=row.next_attempt_at.replace(year=2000))
-    sweep_due()
+    publisher.sweep()
     assert str(row.pk) in enqueued
     assert send_notification(row.pk) == "sent" and send_notification(row.pk) == "skipped"
     row.refresh_from_db()
@@ -187,11 +188,11 @@ def test_attempts_run_out_and_the_row_is_marked_failed(runtime, recipients, sett
 
 def test_a_recently_enqueued_row_is_not_swept_twice(runtime, recipients, monkeypatch):
     enqueued = []
-    monkeypatch.setattr("notifications.dispatch.enqueue", lambda ids: enqueued.extend(ids) or len(ids))
+    monkeypatch.setattr(publisher, "publish", lambda ids, **kw: enqueued.extend(ids) or len(ids))
     request_callback(runtime)
-    assert sweep_due() == 0  # enqueued on commit just now: the sweep leaves them to that task
+    assert publisher.sweep() == 0  # enqueued on commit just now: the sweep leaves them to that task
     EmailNotification.objects.update(enqueued_at=None)  # as if the broker had lost them
-    assert sweep_due() == 2 and sweep_due() == 0
+    assert publisher.sweep() == 2 and publisher.sweep() == 0
 
 
 def test_a_callback_on_a_call_that_ends_as_a_robocall_was_already_mailed(runtime, recipients):

@@ -1,9 +1,11 @@
 """Contract tests of /v1/webhook-subscriptions: statuses, exact bodies, secrets, tenancy, scopes."""
 
+import json
 import re
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from voiceagent.timefmt import iso_ms
@@ -259,3 +261,11 @@ def test_put_is_405(api):
     sub_id = create(api).json()["data"]["id"]
     response = api.put(f"/v1/webhook-subscriptions/{sub_id}", {}, format="json")
     assert response.status_code == 405 and response.json() == {"error": "method_not_allowed"}
+
+
+def test_retry_and_recover_are_documented_as_202(db):
+    schema = json.loads(Client().get("/api/openapi.json").content)
+    for path in ("/v1/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry",
+                 "/v1/webhook-subscriptions/{id}/recover"):
+        responses = schema["paths"][path]["post"]["responses"]
+        assert "202" in responses and not {"200", "201"} & set(responses), (path, sorted(responses))

@@ -7,15 +7,15 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from tests.webhooks.helpers import make_subscription
 from tests.webhooks.receiver import Receiver
-from webhooks import dispatch
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
-from webhooks.sender import Outcome, claim_batch, deliver_batch, record_batch
+from webhooks.sender import Outcome, claim, record_batch, send_batch
 from webhooks.services import emit
+from webhooks.tasks import publisher
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 
@@ -30,8 +30,8 @@ def test_a_duplicate_batch_run_sends_each_delivery_once(org):
         make_subscription(org, url=receiver.url)
         emit_n(org, 5)
         ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
-        assert set(deliver_batch(ids).values()) == {"succeeded"}
-        assert set(deliver_batch(ids).values()) == {"skipped"}
+        assert set(send_batch(ids).values()) == {"succeeded"}
+        assert set(send_batch(ids).values()) == {"skipped"}
         assert sorted(c["headers"]["webhook-id"] for c in receiver.calls) == sorted(
             Delivery.objects.values_list("event_id", flat=True)
         )
@@ -49,7 +49,7 @@ def test_a_batch_with_mixed_outcomes_records_each_correctly(org, admin):
         Subscription.objects.filter(pk=s_off.pk).update(enabled=False)
         by_sub = {d.subscription_id: d for d in Delivery.objects.all()}
         before = timezone.now()
-        results = deliver_batch([str(d.pk) for d in by_sub.values()])
+        results = send_batch([str(d.pk) for d in by_sub.values()])
         assert len(ok.calls) == 1 and len(broken.calls) == 1 and len(gone.calls) == 1
     assert {sub: results[str(d.pk)] for sub, d in by_sub.items()} == {
         s_ok.pk: "succeeded", s_broken.pk: "retry", s_gone.pk: "failed", s_off.pk: "disabled",
@@ -76,7 +76,8 @@ def test_a_batch_with_mixed_outcomes_records_each_correctly(org, admin):
 def test_a_row_claimed_away_after_its_lease_ran_out_is_logged_but_left_to_its_new_holder(org):
     sub = make_subscription(org)
     emit_n(org, 2)
-    token, claimed = claim_batch(list(Delivery.objects.values_list("pk", flat=True)))
+    token, rows = claim(list(Delivery.objects.values_list("pk", flat=True)))
+    claimed = [row[0] for row in rows]
     assert len(claimed) == 2
     deliveries = list(Delivery.objects.select_related("subscription").filter(pk__in=claimed).order_by("pk"))
     other = uuid.uuid4()
@@ -95,10 +96,10 @@ def test_a_task_also_takes_other_due_deliveries_whose_own_tasks_then_skip(org):
         emit_n(org, 4)
         first, *others = Delivery.objects.order_by("created_at")
         Delivery.objects.filter(pk=others[-1].pk).update(next_attempt_at=timezone.now() + timedelta(minutes=5))
-        results = deliver_batch([str(first.pk)], extra=10)
+        results = send_batch([str(first.pk)], extra=10)
         assert results == {str(d.pk): "succeeded" for d in [first, *others[:-1]]}
         assert len(receiver.calls) == 3  # the future one is not due
-        assert set(deliver_batch([str(d.pk) for d in others]).values()) == {"skipped"}
+        assert set(send_batch([str(d.pk) for d in others]).values()) == {"skipped"}
         assert len(receiver.calls) == 3
 
 
@@ -106,8 +107,8 @@ def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, mon
     settings.WEBHOOK_BATCH_SIZE = 2
     sent = []
     monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
-    monkeypatch.setitem(dispatch._state, "down_until", 0.0)
-    assert dispatch.enqueue(["a", "b", "c", "d", "e"]) == 5
+    monkeypatch.setattr(publisher, "down_until", 0.0)
+    assert publisher.publish(["a", "b", "c", "d", "e"]) == 5
     assert sent == [["a", "b"], ["c", "d"], ["e"]]
 
 
@@ -116,12 +117,12 @@ def test_single_commits_in_quick_succession_are_published_together(settings, mon
     settings.WEBHOOK_ENQUEUE_WINDOW_SECONDS = 0.3
     sent = []
     monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
-    monkeypatch.setitem(dispatch._state, "down_until", 0.0)
-    monkeypatch.setitem(dispatch._coalescer, "c", None)  # a fresh window
-    assert dispatch.enqueue(["a"]) == 1
+    monkeypatch.setattr(publisher, "down_until", 0.0)
+    monkeypatch.setattr(publisher, "_coalescer", None)  # a fresh window
+    assert publisher.publish(["a"]) == 1
     assert sent == [["a"]]  # a quiet moment: published at once
     for pk in ("b", "c", "d"):
-        assert dispatch.enqueue([pk]) == 1
+        assert publisher.publish([pk]) == 1
     assert sent == [["a"]]
     deadline = time.monotonic() + 5
     while len(sent) < 2 and time.monotonic() < deadline:
@@ -130,7 +131,6 @@ def test_single_commits_in_quick_succession_are_published_together(settings, mon
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent claims need PostgreSQL row locks")
 def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org):
     with Receiver(delay=0.2) as receiver:
         make_subscription(org, url=receiver.url)
@@ -142,7 +142,7 @@ def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org)
         def run():
             try:
                 barrier.wait()
-                results.append(deliver_batch(ids, extra=5))
+                results.append(send_batch(ids, extra=5))
             finally:
                 connections.close_all()
 
@@ -164,7 +164,7 @@ def test_a_post_that_could_outlive_the_lease_is_not_started_and_its_claim_is_giv
         make_subscription(org, url=receiver.url)
         emit_n(org, 3)
         ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
-        assert set(deliver_batch(ids).values()) == {"skipped"}
+        assert set(send_batch(ids).values()) == {"skipped"}
         assert receiver.calls == []
     assert not DeliveryAttempt.objects.exists()
     rows = list(Delivery.objects.values_list("status", "attempt_count", "claim_token", "claimed_until"))
@@ -172,4 +172,4 @@ def test_a_post_that_could_outlive_the_lease_is_not_started_and_its_claim_is_giv
     monkeypatch.undo()
     with Receiver() as receiver:
         Subscription.objects.update(url=receiver.url)
-        assert set(deliver_batch(ids).values()) == {"succeeded"}  # still due: the next batch sends them
+        assert set(send_batch(ids).values()) == {"succeeded"}  # still due: the next batch sends them

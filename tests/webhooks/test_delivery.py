@@ -6,12 +6,13 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from tests.webhooks.helpers import make_subscription
+from tests.webhooks.helpers import attempt_delivery, make_subscription
 from tests.webhooks.receiver import Receiver
 from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
-from webhooks.sender import attempt_delivery, claim, next_delay, sweep_due
+from webhooks.sender import claim, next_delay
 from webhooks.services import emit
+from webhooks.tasks import publisher
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 
@@ -37,7 +38,7 @@ def test_a_2xx_succeeds_and_a_duplicate_task_run_sends_nothing_more(org):
 def test_a_live_claim_blocks_a_second_worker(org):
     with Receiver() as receiver:
         _, delivery = setup_delivery(org, receiver)
-        assert claim(delivery.pk) is not None
+        assert claim([delivery.pk])[1]  # claimed: another worker holds it now
         assert attempt_delivery(delivery.pk) == "skipped"  # the other worker holds the lease
         assert receiver.calls == []
 
@@ -161,10 +162,10 @@ def test_the_sweeper_takes_due_unheld_deliveries_only(org):
                                                  claimed_until=now - timedelta(seconds=1))  # worker died
     Delivery.objects.filter(pk=d_live.pk).update(enqueued_at=None, claimed_until=now + timedelta(seconds=30))
     Delivery.objects.filter(pk=d_future.pk).update(enqueued_at=None, next_attempt_at=now + timedelta(minutes=5))
-    assert sweep_due() == 2
+    assert publisher.sweep() == 2
     swept = set(Delivery.objects.filter(enqueued_at__gte=now).exclude(pk=d_fresh.pk).values_list("pk", flat=True))
     assert swept == {d_lost.pk, d_dead.pk}
-    assert sweep_due() == 0  # just enqueued: left alone until WEBHOOK_REENQUEUE_AFTER_SECONDS
+    assert publisher.sweep() == 0  # just enqueued: left alone until WEBHOOK_REENQUEUE_AFTER_SECONDS
 
 
 def test_health_selector_reports_last_success_streak_and_reason(org):

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.webhooks.helpers import make_subscription
+from tests.webhooks.helpers import attempt_delivery, make_subscription
 from webhooks import crypto
 from webhooks.models import Delivery
-from webhooks.sender import attempt_delivery
 from webhooks.services import emit
 
 pytestmark = pytest.mark.usefixtures("allow_local")

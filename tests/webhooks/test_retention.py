@@ -6,7 +6,8 @@ from django.utils import timezone
 
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Event
-from webhooks.services import delivery_log_purge, emit
+from webhooks.retention import delivery_log_purge
+from webhooks.services import emit
 
 
 def _age(queryset, days):

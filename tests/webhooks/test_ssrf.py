@@ -2,10 +2,9 @@
 
 import pytest
 
-from tests.webhooks.helpers import make_subscription
+from tests.webhooks.helpers import attempt_delivery, make_subscription
 from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, DeliveryAttempt
-from webhooks.sender import attempt_delivery
 from webhooks.services import emit
 
 BLOCKED = [
