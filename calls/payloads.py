@@ -6,8 +6,8 @@ Pure functions (no queries beyond the relations they are handed). The public API
 shapes for the OpenAPI schema and render through these; tests pin that both agree.
 """
 
-from django.conf import settings
 
+from voiceagent.links import call_url
 from voiceagent.timefmt import iso_ms
 
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
@@ -20,10 +20,6 @@ CONTACT_SOURCE = "inbound_call"
 
 def _id(value) -> str | None:
     return str(value) if value is not None else None
-
-
-def call_url(call: Call) -> str:
-    return f"{settings.DASHBOARD_URL}/calls/{call.pk}"
 
 
 def order_data(order: Order) -> dict:
@@ -128,7 +124,7 @@ def call_ended_data(call: Call, order: Order | None) -> dict:
         "summary": call.summary or "",
         "outcome_tags": list(call.outcome_tags),
         "contact_id": _id(call.contact_id),
-        "call_url": call_url(call),
+        "call_url": call_url(call.pk),
         "trail": list(call.trail),
         "outcome": call.outcome or "",
     }

@@ -24,6 +24,7 @@ from django.utils import timezone
 from orgs.models import Organization
 from orgs.services import require_admin
 from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
+from voiceagent.links import meeting_url
 from voiceagent.timefmt import iso_ms
 from webhooks.services import emit
 
@@ -42,10 +43,6 @@ ALLOWED_TRANSITIONS = {
     Dispatch.State.FAILED: set(),
 }
 REPORTABLE_STATES = (Dispatch.State.ACKED, Dispatch.State.DONE, Dispatch.State.FAILED)
-
-
-def meeting_url(meeting_id) -> str:
-    return f"{settings.DASHBOARD_URL}/meetings/{meeting_id}"
 
 
 def status_url(dispatch_id, token: str) -> str:

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from calls.payloads import call_url
+from voiceagent.links import call_url, webhook_subscription_url
 
 from . import conf
 
@@ -55,7 +55,7 @@ def call_context(call) -> dict:
     contact = call.contact if call.contact_id else None
     return {
         "call": call,
-        "call_link": call_url(call),
+        "call_link": call_url(call.pk),
         "caller": call.caller_name or (contact.name if contact and contact.name else None) or UNKNOWN_CALLER,
         "from_number": call.from_number or WITHHELD,
         "location": call.location.name if call.location_id else None,
@@ -109,7 +109,7 @@ def webhook_disabled(subscription, reason: str) -> Content:
     return render("webhook_disabled", "Webhook endpoint disabled", {
         "subscription": subscription,
         "reason": reason,
-        "link": f"{settings.DASHBOARD_URL}/settings/webhooks/{subscription.pk}/",
+        "link": webhook_subscription_url(subscription.pk),
     })
 
 
@@ -117,5 +117,5 @@ def webhook_exhausted(delivery, subscription) -> Content:
     return render("webhook_exhausted", "Webhook event could not be delivered", {
         "subscription": subscription,
         "delivery": delivery,
-        "link": f"{settings.DASHBOARD_URL}/settings/webhooks/{subscription.pk}/",
+        "link": webhook_subscription_url(subscription.pk),
     })

@@ -11,7 +11,7 @@ from contacts.services import contact_get_or_create_for_caller
 from notifications.services import notify_message_taken
 from orgs.models import Location, Organization, TeamMember
 from voiceagent.errors import ValidationFailed
-from webhooks.events import emit
+from webhooks.services import emit
 
 from .. import payloads
 from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, Message

@@ -10,7 +10,7 @@ from django.utils import timezone
 from orgs.models import Organization
 from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 from voiceagent.timefmt import iso_ms
-from webhooks.events import emit
+from webhooks.services import emit
 
 from .. import payloads
 from ..errors import CancellationWindowClosed

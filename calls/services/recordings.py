@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from orgs.models import Organization
-from webhooks.events import emit
+from webhooks.services import emit
 
 from .. import payloads
 from ..errors import RecordingDisabled

@@ -7,7 +7,7 @@ from django.db.models import F
 from notifications.services import notify_callback_requested, notify_escalation_triggered
 from orgs.models import Organization, TeamMember
 from voiceagent.errors import NotFound, ValidationFailed
-from webhooks.events import emit
+from webhooks.services import emit
 
 from .. import payloads
 from ..models import Booking, Calendar, Call, CallbackRequest, Escalation, EscalationRule, ToolEvent

@@ -9,11 +9,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from calls import payloads
 from calls.models import Call, Order
 from orgs.models import Location
 from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
 from tests.factories import OrganizationFactory
+from voiceagent import links
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -42,8 +42,8 @@ def status_events(org):
 
 
 def test_the_call_page_is_the_call_url_of_call_ended(order_call, settings):
-    assert payloads.call_url(order_call) == f"{settings.DASHBOARD_URL}/calls/{order_call.pk}"
-    assert f"/calls/{order_call.pk}" == payloads.call_url(order_call).removeprefix(settings.DASHBOARD_URL)
+    assert links.call_url(order_call.pk) == f"{settings.DASHBOARD_URL}/calls/{order_call.pk}"
+    assert f"/calls/{order_call.pk}" == links.call_url(order_call.pk).removeprefix(settings.DASHBOARD_URL)
 
 
 @pytest.mark.parametrize("path", ["/calls/", "/calls/{id}"])
