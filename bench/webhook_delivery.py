@@ -19,8 +19,8 @@ The receiver runs in this process; it is idle but for the receiver during (2) an
 receiver. The worker sends a batch's POSTs from WEBHOOK_SEND_THREADS threads per process (printed); the
 baseline's 4 processes each send one request at a time.
 
-Needs a migrated database (DATABASE_URL; it migrates) and a broker (REDIS_URL; the file-system broker works but
-polls once a second). Leaves nothing behind: the bench org and its rows are deleted at the end.
+Needs PostgreSQL (DATABASE_URL; it migrates) and Redis (REDIS_URL): `make bench` starts embedded ones when
+they are unset. Leaves nothing behind: the bench org and its rows are deleted at the end.
 Options by environment: BENCH_EVENTS (2000), BENCH_WORKERS (4), BENCH_RATE (100), BENCH_RATE_SECONDS (10).
 """
 
@@ -195,9 +195,6 @@ def main():
     from webhooks.services import subscription_create
 
     call_command("migrate", verbosity=0)
-    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        for key in ("data_folder_in", "data_folder_out", "processed_folder"):
-            Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)
     receiver = Receiver()
     org = Organization.objects.create(name="bench webhooks")
     worker = None

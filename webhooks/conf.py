@@ -4,7 +4,8 @@ from django.conf import settings
 
 from voiceagent.outbox import OutboxSettings
 
-# decisions.md: the Standard Webhooks schedule, the delays after attempts 1..9 (10 attempts in all, ~3.1 days).
+# docs/api.md#webhook-delivery: the Standard Webhooks schedule, the delays after attempts 1..9 (10 attempts in all,
+# ~3.1 days).
 DEFAULT_RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
 
 # WEBHOOK_RETRY_SCHEDULE and WEBHOOK_REENQUEUE_AFTER_SECONDS (30 s: a due delivery enqueued longer ago than this

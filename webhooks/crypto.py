@@ -29,7 +29,7 @@ def decrypt(token: str) -> str:
 
 
 def generate_secret() -> str:
-    """`whsec_` + base64 of 32 random bytes (decisions.md); the HMAC key is the decoded bytes."""
+    """`whsec_` + base64 of 32 random bytes (docs/api.md#webhook-delivery); the HMAC key is the decoded bytes."""
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 

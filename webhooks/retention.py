@@ -1,4 +1,5 @@
-"""The delivery log's retention: attempts, finished deliveries and their events are kept 30 days (decisions.md).
+"""The delivery log's retention: attempts, finished deliveries and their events are kept 30 days
+(docs/api.md#webhook-delivery).
 
 Run daily by the `webhooks.purge_delivery_log` task.
 """
@@ -13,9 +14,9 @@ RETENTION = timedelta(days=30)
 
 
 def delivery_log_purge(*, now=None, batch: int = 5000) -> int:
-    """Deletes what decisions.md keeps for 30 days only: attempts older than that, finished deliveries and the
-    events left without any delivery. Pending deliveries and their events are never touched (nothing is lost).
-    Works in batches so a large backlog never holds long locks. Returns how many attempts went."""
+    """Deletes what docs/api.md#webhook-delivery keeps for 30 days only: attempts older than that, finished
+    deliveries and the events left without any delivery. Pending deliveries and their events are never touched
+    (nothing is lost). Works in batches so a large backlog never holds long locks. Returns how many attempts went."""
     cutoff = (now or timezone.now()) - RETENTION
     purged = 0
     while True:

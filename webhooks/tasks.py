@@ -40,6 +40,6 @@ def sweep() -> int:
 
 @shared_task(name="webhooks.purge_delivery_log", ignore_result=True)
 def purge_delivery_log() -> int:
-    """Daily: the delivery log keeps 30 days (decisions.md); pending deliveries are never purged."""
+    """Daily: the delivery log keeps 30 days (docs/api.md#webhook-delivery); pending deliveries are never purged."""
     close_old_connections()
     return delivery_log_purge()

@@ -287,7 +287,8 @@ def test_a_refused_connection_is_a_connection_error_not_a_timeout(allow_local):
 
 @pytest.mark.parametrize(("status", "error"), [(200, ""), (500, "HTTP 500")])
 def test_the_first_2_kb_of_the_body_are_kept_as_text_with_the_status(serve, allow_local, status, error):
-    """The attempt log keeps the first 2 KB (decisions.md); bytes that are not UTF-8 must not fail the attempt."""
+    """The attempt log keeps the first 2 KB (docs/api.md#webhook-delivery); bytes that are not UTF-8 must not fail
+    the attempt."""
     body = b"bad \xff\xfe utf-8 " + b"x" * 10_000
     server = serve(answer(status, body))
 
