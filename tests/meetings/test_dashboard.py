@@ -3,6 +3,7 @@ and an org without the product see nothing (404); every refused POST changes not
 
 import json
 import logging
+from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
@@ -168,6 +169,16 @@ def test_approve_via_service_then_member_sees_approved_status(draft, meetings_ad
     outcome_approve(outcome=draft, by=meetings_admin)
     page = logged_in(meetings_member).get(f"/meetings/{draft.meeting_id}")
     assert b"Approved" in page.content and meetings_admin.email.encode() in page.content
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_every_unsafe_method_is_a_write_refused_to_members(approved, meetings_member, method):
+    client = logged_in(meetings_member)
+    before = _state(approved)
+    for path, data in actions(approved.meeting_id).values():
+        response = client.generic(method, path, urlencode(data), content_type="application/x-www-form-urlencoded")
+        assert response.status_code == 403, (method, path)
+    assert _state(approved) == before
 
 
 @pytest.mark.parametrize("payload", [HUGE, JUST_OVER])
