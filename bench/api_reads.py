@@ -213,7 +213,7 @@ def main():
 
     call_command("migrate", verbosity=0)
     org, plaintext, fact = _seed()
-    runtime_token = settings.AGENT_RUNTIME_TOKEN or "bench-runtime-token-0123456789"
+    runtime_token = settings.AGENT_RUNTIME_TOKEN or "bench-runtime-token-0123456789-abcdefghijkl"  # >= 32: DEBUG is off
     port = _free_port()
     env = {
         **os.environ,

@@ -30,7 +30,8 @@ class Call(OrgOwnedModel):
     Created by the runtime's call start (status `in_progress`) and filled in by its completion
     (`completed`). `trail` is derived from the call's tool events (see `ToolEvent`) and stored here so
     reads cost nothing. `transcript` is `[{speaker, text, offset_seconds}]`; `quality_checks` is
-    `[{name, verdict, evidence[], gap_type, verification}]`.
+    `[{name, verdict, evidence[], gap_type, verification}]`; `evidence_marks` is, per turn, where the checks'
+    quotes appear (`[[start, end, check]]`, calls/evidence.py), computed once at completion (null: not computed).
     """
 
     class Status(models.TextChoices):
@@ -65,6 +66,7 @@ class Call(OrgOwnedModel):
     trail = models.JSONField(default=list, blank=True)
     transcript = models.JSONField(default=list, blank=True)
     quality_checks = models.JSONField(default=list, blank=True)
+    evidence_marks = models.JSONField(null=True, blank=True)
     caller_name = models.CharField(max_length=200, null=True, blank=True)
     caller_email = models.CharField(max_length=254, null=True, blank=True)
 

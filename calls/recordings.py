@@ -4,10 +4,16 @@ With S3 as the default storage (django-storages) the URL is S3's own presigned U
 storage it is an app URL carrying a `TimestampSigner` token of the recording id, served by `download` below:
 the token is the capability (no key: a browser's audio element cannot send one), so it is signed, salted and
 expires, and a forged or expired one is refused.
+
+The token travels in the query string (`/recordings/?token=...`), which no log line of ours writes: gunicorn's
+access log format (Procfile) has the path alone (`%(U)s`), and Django's request logging and the request-id lines
+log `request.path`. In the path, every access log would hold an hour's playback. The older path form
+(`/recordings/<token>`) is still served, for links minted before the change.
 """
 
 import time
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core import signing
@@ -57,7 +63,7 @@ def playback(recording: Recording) -> dict:
         )
     else:
         token = sign_recording_token(recording.pk, issued_at=issued_at)
-        url = f"{settings.BASE_URL}{reverse('recording-download', args=[token])}"
+        url = f"{settings.BASE_URL}{reverse('recording-download')}?{urlencode({'token': token})}"
     return {
         "url": url,
         "expires_at": expires_at,
@@ -67,8 +73,11 @@ def playback(recording: Recording) -> dict:
 
 
 @require_GET
-def download(request, token: str):
-    """Streams a recording for a valid, unexpired token. Forged or expired: 403; recording gone: 404."""
+def download(request, token: str | None = None):
+    """Streams a recording for a valid, unexpired token (`?token=`, or the older path form). Forged, expired or
+    missing: 403; recording gone: 404."""
+    if token is None:
+        token = request.GET.get("token", "")
     try:
         recording_id = signing.TimestampSigner(salt=TOKEN_SALT).unsign(token, max_age=URL_LIFETIME_SECONDS)
     except signing.SignatureExpired:

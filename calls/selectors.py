@@ -23,7 +23,7 @@ def call_list(
     calls = (
         Call.objects.for_org(org)
         .select_related("order", "recording")
-        .defer("transcript", "quality_checks", "order__items", "order__order_answers")
+        .defer("transcript", "quality_checks", "evidence_marks", "order__items", "order__order_answers")
     )
     if disposition is not None:
         calls = calls.filter(disposition=disposition)

@@ -2,8 +2,6 @@
 `meetings.services`, ...), whose typed errors (`ValidationFailed`, `Conflict`) are put back on the form beside the
 field they concern."""
 
-import json
-
 import phonenumbers
 from django import forms
 from django.contrib.auth import forms as auth_forms
@@ -12,6 +10,7 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from meetings.validation import NAME, TEXT
 from orgs.models import ApiKey, Membership
+from voiceagent import jsonparse
 from voiceagent.errors import Conflict, DomainError, ValidationFailed
 from webhooks.models import EVENT_TYPES
 
@@ -260,7 +259,7 @@ class _JSONList(forms.CharField):
     def to_python(self, value):
         value = super().to_python(value)
         try:
-            return json.loads(value or "[]")
+            return jsonparse.loads(value or "[]")
         except ValueError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc}") from None
 

@@ -18,6 +18,15 @@ from voiceagent.errors import Forbidden, NotFound
 from . import once
 
 SESSION_ORG_KEY = "dashboard.org_id"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+def is_admin_method(method: str, admin_methods) -> bool:
+    """Whether `method` is one of `admin_methods`, where every unsafe method counts as a write: PUT, PATCH, DELETE
+    and any method Django does not know are checked as POST, so a view that refuses a member's POST refuses them
+    all (Django's FormView answers PUT with `post()`), before any view code runs."""
+    method = method.upper()
+    return (method if method in SAFE_METHODS else "POST") in admin_methods
 
 
 def remember_org(request, org: Organization) -> None:
@@ -46,7 +55,8 @@ class OrgMixin:
     """Resolves the signed-in user's current membership and exposes it as `self.org` / `request.org` and
     `self.membership` / `request.membership`. Anonymous users go to the log-in page.
 
-    `admin_methods` lists the HTTP methods only an org admin may use (empty here; see `AdminRequiredMixin`).
+    `admin_methods` lists the HTTP methods only an org admin may use (empty here; see `AdminRequiredMixin`); "POST"
+    there stands for every unsafe method (`is_admin_method`).
     A `Forbidden` raised by a service (e.g. `require_admin`) renders the same 403 page, and a `NotFound` (e.g. from
     `get_for_org` or a service) or Django's `Http404` the dashboard's 404 page.
     """
@@ -67,7 +77,7 @@ class OrgMixin:
             once.discard(request)
         self.membership = request.membership = membership
         self.org = request.org = membership.organization
-        if request.method.upper() in self.admin_methods and not membership.is_admin:
+        if is_admin_method(request.method, self.admin_methods) and not membership.is_admin:
             return error_page(request, 403)
         try:
             return super().dispatch(request, *args, **kwargs)
@@ -86,7 +96,7 @@ class AdminRequiredMixin(OrgMixin):
     """Only org admins may use this view: members get the 403 page and nothing happens.
 
     By default every method is admin-only. A page that members may read but only admins may change
-    sets `admin_methods = ("POST",)`.
+    sets `admin_methods = ("POST",)`: every write (PUT, PATCH, DELETE too) is then admin-only.
     """
 
-    admin_methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+    admin_methods = ("GET", "HEAD", "OPTIONS", "POST")

@@ -27,7 +27,9 @@ LIST_CAPS = {"tickets": 50, "decisions": 100, "open_questions": 100, "action_ite
 ITEM_CAP = 50  # acceptance_criteria, file_refs, assumptions of one ticket
 
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|approx|No)\.", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
+# Linear: a run of terminators is tried once, from its first character (the lookbehind), and never given back
+# (possessive), so "." * 5000 + "x" costs 5,000 steps, not 12.5 million; the matches are the same as with plain `+`.
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++[\"')\]]*+(?=\s|$)")
 
 
 def count_sentences(text: str) -> int:

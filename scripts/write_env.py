@@ -16,6 +16,8 @@ def main() -> None:
         f"SECRET_KEY={secrets.token_urlsafe(50)}",
         f"FIELD_ENCRYPTION_KEY={base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}",
         f"AGENT_RUNTIME_TOKEN={secrets.token_urlsafe(32)}",
+        "# To rotate it with overlap, list the other accepted tokens here (comma-separated, 32+ characters each):",
+        "# AGENT_RUNTIME_TOKENS=",
         "BASE_URL=http://127.0.0.1:8000",
         "WEBHOOK_ALLOW_LOCAL_URLS=true",
         "# Unset: `make run` starts embedded PostgreSQL and Redis. Set them to use your own servers:",

@@ -33,6 +33,21 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "te
 BASE_URL = env("BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 DASHBOARD_URL = env("DASHBOARD_URL", default=BASE_URL).rstrip("/")
 AGENT_RUNTIME_TOKEN = env("AGENT_RUNTIME_TOKEN", default="")
+# More tokens the runtime API accepts besides AGENT_RUNTIME_TOKEN, comma-separated: a rotation overlaps old and new.
+AGENT_RUNTIME_TOKENS = env.list("AGENT_RUNTIME_TOKENS", default=[])
+# The runtime token opens every org's calls and knowledge: outside DEBUG a guessable one refuses to start. (Unset
+# is allowed: the runtime API then refuses everything.) `make run` writes one of 43 characters into .env.
+MIN_RUNTIME_TOKEN_LENGTH = 32
+if not DEBUG and any(
+    len(token) < MIN_RUNTIME_TOKEN_LENGTH or len(set(token)) < 10 or any(ch.isspace() for ch in token)
+    for token in [AGENT_RUNTIME_TOKEN, *AGENT_RUNTIME_TOKENS]
+    if token
+):
+    raise ImproperlyConfigured(
+        f"AGENT_RUNTIME_TOKEN and every AGENT_RUNTIME_TOKENS entry must be at least {MIN_RUNTIME_TOKEN_LENGTH} "
+        "characters of at least 10 different ones, without whitespace, unless DEBUG is on; generate one with "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
+    )
 FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
 if not DEBUG and not (SECRET_KEY and FIELD_ENCRYPTION_KEY):
     raise ImproperlyConfigured(
@@ -149,7 +164,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["voiceagent.api.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["voiceagent.api.throttling.KeyRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["voiceagent.api.parsers.JSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "voiceagent.api.negotiation.AlwaysJSON",
     "URL_FORMAT_OVERRIDE": None,
     "EXCEPTION_HANDLER": "voiceagent.api.errors.api_exception_handler",

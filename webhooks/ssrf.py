@@ -4,6 +4,9 @@ The same address rules run at create/update (`validate_url`) and at every delive
 `transport.post` to choose the one address it connects to), on the
 address actually connected to, so a DNS answer that changes between the two is still caught. `resolve_host`
 is the one DNS edge (tests patch it there).
+
+A refusal names the kind of address, never the address: the messages reach key holders (the 400, a delivery
+attempt's error), who could otherwise map internal DNS by pointing names at it.
 """
 
 import ipaddress
@@ -19,6 +22,8 @@ METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
     for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "192.0.0.192", "fd00:ec2::254")
 )
+# Deprecated site-local IPv6 (RFC 3879): not in Python's private or reserved ranges, yet routed inside sites.
+SITE_LOCAL_NETWORK = ipaddress.ip_network("fec0::/10")
 # Private ranges WEBHOOK_ALLOW_LOCAL_URLS may open (a developer's LAN); everything else stays blocked.
 LOCAL_NETWORKS = tuple(
     ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
@@ -54,6 +59,8 @@ def address_problem(address: str, *, allow_local: bool) -> str | None:
         return None if allow_local else "a loopback address"
     if ip.is_link_local:
         return "a link-local address"
+    if ip in SITE_LOCAL_NETWORK:
+        return "a site-local address"
     if ip.is_multicast:
         return "a multicast address"
     if ip.is_unspecified:
@@ -86,6 +93,9 @@ def validate_url(url: str) -> list[str]:
         return ["The URL must not contain credentials."]
     if any(ch.isspace() for ch in url):
         return ["Enter a valid URL."]
+    if "%" in parts.hostname:
+        # A zone id (`[fe80::1%25eth0]`) picks one of our network interfaces; no public receiver needs one.
+        return ["Enter a valid URL: the host must not carry a zone id (%25...)."]
     port = port or (443 if parts.scheme == "https" else 80)
     try:
         addresses = resolve_host(parts.hostname, port)
@@ -93,12 +103,8 @@ def validate_url(url: str) -> list[str]:
         addresses = []
     if parts.scheme == "http" and not (allow_local and addresses and all(_is_local(a) for a in addresses)):
         return ["The URL must use https://."]
-    problems = [
-        f"The host resolves to {problem} ({address}), which webhooks may not reach."
-        for address in addresses
-        if (problem := address_problem(address, allow_local=allow_local))
-    ]
-    return problems
+    problems = [problem for address in addresses if (problem := address_problem(address, allow_local=allow_local))]
+    return [f"The host resolves to {problem}, which webhooks may not reach." for problem in dict.fromkeys(problems)]
 
 
 def pin_address(host: str, port: int, *, scheme: str) -> str:
@@ -112,7 +118,7 @@ def pin_address(host: str, port: int, *, scheme: str) -> str:
         raise UnresolvableHost(f"Could not resolve {host}")
     for address in addresses:
         if problem := address_problem(address, allow_local=allow_local):
-            raise BlockedAddress(f"{host} resolves to {problem} ({address}); not connecting")
+            raise BlockedAddress(f"{host} resolves to {problem}; not connecting")
     if scheme == "http" and not (allow_local and all(_is_local(a) for a in addresses)):
         raise BlockedAddress("http:// is allowed only to local receivers with WEBHOOK_ALLOW_LOCAL_URLS")
     return addresses[0]

@@ -4,6 +4,7 @@ import zoneinfo
 
 from rest_framework import serializers
 
+from calls.evidence import MAX_QUOTE_CHARS, MAX_QUOTES_PER_CALL, MAX_QUOTES_PER_CHECK
 from calls.models import Call, CallbackRequest, Classification, Escalation
 from calls.services.orders import TIME_UNITS
 from voiceagent.api.serializers import StrictInputSerializer
@@ -96,7 +97,9 @@ class TranscriptTurnInput(StrictInputSerializer):
 class QualityCheckInput(StrictInputSerializer):
     name = serializers.CharField(max_length=200)
     verdict = serializers.ChoiceField(choices=["pass", "fail", "not_applicable"])
-    evidence = serializers.ListField(child=serializers.CharField(max_length=FREE_TEXT), default=list)
+    # Capped (calls/evidence.py): each quote is searched in the whole transcript when the call is stored.
+    evidence = serializers.ListField(child=serializers.CharField(max_length=MAX_QUOTE_CHARS),
+                                     max_length=MAX_QUOTES_PER_CHECK, default=list)
     gap_type = serializers.CharField(max_length=64, allow_null=True, required=False, default=None)
 
 
@@ -175,3 +178,11 @@ class CallCompleteSerializer(StrictInputSerializer):
     caller = CallerInput(required=False, default=dict)
     order = OrderInputSerializer(allow_null=True, required=False, default=None)
     messages = MessageInput(many=True, required=False, default=list)
+
+    def validate_quality_checks(self, checks):
+        quotes = sum(len(check["evidence"]) for check in checks)
+        if quotes > MAX_QUOTES_PER_CALL:
+            raise serializers.ValidationError(
+                f"Ensure this field has no more than {MAX_QUOTES_PER_CALL} evidence quotes in all ({quotes} given)."
+            )
+        return checks

@@ -14,6 +14,7 @@ from voiceagent.errors import ValidationFailed
 from webhooks.services import emit
 
 from .. import payloads
+from ..evidence import evidence_marks
 from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, Message
 from .lookups import existing_contact, locked_call, org_row, runtime_phone
 from .orders import OrderInput, order_create
@@ -89,7 +90,8 @@ def _score_from_checks(checks: list[dict]) -> int | None:
 # What call_complete writes on the locked call (the start's fields and the trail belong to other writers).
 COMPLETION_FIELDS = [
     "status", "ended_at", "duration_seconds", "classification", "disposition", "summary", "outcome", "outcome_tags",
-    "transcript", "quality_checks", "caller_name", "caller_email", "scorable", "score", "contact", "updated_at",
+    "transcript", "quality_checks", "evidence_marks", "caller_name", "caller_email", "scorable", "score", "contact",
+    "updated_at",
 ]
 
 
@@ -145,6 +147,7 @@ def call_complete(
         call.outcome_tags = list(outcome_tags or [])
         call.transcript = transcript
         call.quality_checks = checks
+        call.evidence_marks = evidence_marks(transcript, checks)  # once here, so the call page only reads them
         call.caller_name = caller_name or None
         call.caller_email = caller_email or None
         # Unscorable classifications never carry a score, whatever the runtime sent (spec, Resources: Call).

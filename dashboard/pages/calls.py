@@ -7,7 +7,6 @@ the people running the phone line and the kitchen. The call page's URL is `/call
 `call_url` that `call.ended` carries (calls/payloads.py).
 """
 
-import re
 from datetime import datetime, time, timedelta
 
 from django import forms
@@ -18,6 +17,7 @@ from django.utils import timezone
 from django.views.generic import TemplateView
 
 from calls import recordings, selectors
+from calls.evidence import evidence_marks
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
 from orgs.models import Location
@@ -100,40 +100,34 @@ class CallListView(OrgMixin, TemplateView):
         )
 
 
-def highlight(text: str, quotes: list[tuple[str, int]]) -> list[dict]:
-    """Splits `text` into `[{text, check}]` segments, where `check` is the number of the quality check whose
-    quoted evidence the segment is (None for plain text). Matching ignores case and runs of whitespace, as
-    the verification in calls.services does. The template escapes every segment: nothing here is markup."""
-    spans = []
-    for quote, check in quotes:
-        words = quote.split()
-        if not words:
-            continue
-        pattern = r"\s+".join(re.escape(w) for w in words)
-        for match in re.finditer(pattern, text, flags=re.IGNORECASE):
-            spans.append((match.start(), match.end(), check))
-    spans.sort()
-    segments, cursor = [], 0
-    for start, end, check in spans:
-        if start < cursor:  # overlapping quotes: the first one wins
-            continue
+def segments(text: str, marks: list[list[int]]) -> list[dict]:
+    """Splits `text` into `[{text, check}]` segments along its evidence marks (calls/evidence.py: sorted, without
+    overlaps), where `check` is the number of the quality check whose quoted evidence the segment is (None for plain
+    text). Linear in the text. The template escapes every segment: nothing here is markup."""
+    pieces, cursor = [], 0
+    for start, end, check in marks:
         if start > cursor:
-            segments.append({"text": text[cursor:start], "check": None})
-        segments.append({"text": text[start:end], "check": check})
+            pieces.append({"text": text[cursor:start], "check": None})
+        pieces.append({"text": text[start:end], "check": check})
         cursor = end
     if cursor < len(text):
-        segments.append({"text": text[cursor:], "check": None})
-    return segments
+        pieces.append({"text": text[cursor:], "check": None})
+    return pieces
 
 
-def _turn_of(transcript: list[dict], check: int, quote: str) -> int | None:
-    """The number of the first turn where `quote` is marked as check `check`'s evidence (None: not found)."""
-    want = " ".join(quote.lower().split())
+def _first_turns(transcript: list[dict]) -> dict[tuple[int, str], int]:
+    """(check number, quote with case and whitespace runs folded) -> the number of the first turn where that quote
+    is marked as that check's evidence; one pass over the marked segments."""
+    first: dict[tuple[int, str], int] = {}
     for turn in transcript:
         for segment in turn["segments"]:
-            if segment["check"] == check and " ".join(segment["text"].lower().split()) == want:
-                return turn["index"]
-    return None
+            if segment["check"] is not None:
+                first.setdefault((segment["check"], _folded(segment["text"])), turn["index"])
+    return first
+
+
+def _folded(quote: str) -> str:
+    return " ".join(quote.lower().split())
 
 
 class OrderStatusForm(DashboardForm):
@@ -157,17 +151,21 @@ class CallDetailView(OrgMixin, TemplateView):
         order = selectors.call_order(call)
         recording = selectors.call_recording(call)
         checks = [{**check, "number": i} for i, check in enumerate(call.quality_checks or [], start=1)]
-        quotes = [(quote, check["number"]) for check in checks for quote in check.get("evidence") or []]
         verdicts = {check["number"]: check.get("verdict") for check in checks}
+        # Stored at completion; a call stored without them (before they existed) is searched here, within the caps.
+        marks = call.evidence_marks
+        if marks is None:
+            marks = evidence_marks(call.transcript or [], call.quality_checks or [])
         transcript = [
             {**turn, "index": i, "segments": [
                 {**segment, "verdict": verdicts.get(segment["check"])}
-                for segment in highlight(str(turn.get("text", "")), quotes)
+                for segment in segments(str(turn.get("text", "")), turn_marks)
             ]}
-            for i, turn in enumerate(call.transcript or [], start=1)
+            for i, (turn, turn_marks) in enumerate(zip(call.transcript or [], marks, strict=True), start=1)
         ]
+        first_turns = _first_turns(transcript)
         for check in checks:
-            check["quotes"] = [{"text": q, "turn": _turn_of(transcript, check["number"], q)}
+            check["quotes"] = [{"text": q, "turn": first_turns.get((check["number"], _folded(q)))}
                                for q in check.get("evidence") or []]
         actions = []
         if order is not None:

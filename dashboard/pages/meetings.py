@@ -19,21 +19,21 @@ from meetings.models import Dispatch
 from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 
 from ..forms import OutcomeForm
-from ..mixins import OrgMixin, error_page
+from ..mixins import OrgMixin, error_page, is_admin_method
 
 OPEN_STATES = (Dispatch.State.SENT, Dispatch.State.ACKED)
 
 
 class MeetingsAccessMixin:
     """Runs inside OrgMixin.dispatch (list it after OrgMixin): 404 without the product, then 403 for a member
-    using one of `meetings_admin_methods`."""
+    using one of `meetings_admin_methods` (the mixin's rule: "POST" stands for every unsafe method)."""
 
-    meetings_admin_methods: tuple[str, ...] = ("POST", "PUT", "PATCH", "DELETE")
+    meetings_admin_methods: tuple[str, ...] = ("POST",)
 
     def dispatch(self, request, *args, **kwargs):
         if not self.org.meetings_enabled:
             raise NotFound()
-        if request.method.upper() in self.meetings_admin_methods and not self.membership.is_admin:
+        if is_admin_method(request.method, self.meetings_admin_methods) and not self.membership.is_admin:
             return error_page(request, 403)
         return super().dispatch(request, *args, **kwargs)
 

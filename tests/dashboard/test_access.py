@@ -2,6 +2,7 @@
 and an anonymous visitor."""
 
 import uuid
+from urllib.parse import urlencode
 
 import pytest
 
@@ -97,3 +98,23 @@ def test_the_current_org_comes_from_the_session_and_switches_only_to_own_orgs(ad
     assert client.post("/org/switch/", {"org": "not-a-uuid"}).status_code == 404
     assert third.name in client.get("/").content.decode()
     assert ApiKey.objects.count() == 0
+
+
+# Pages members read but only admins change (`admin_methods = ("POST",)`), with a write each would accept.
+MEMBER_READ_ADMIN_WRITE = {
+    "/settings/": {"name": "Renamed by a member", "default_phone_region": "US"},
+    "/settings/members/": {"email": "new.person@example.com", "role": "admin"},
+    "/settings/notifications/": {"email": "ops@example.com"},
+}
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "PROPFIND"])
+@pytest.mark.parametrize("path", list(MEMBER_READ_ADMIN_WRITE))
+def test_every_unsafe_method_is_a_write_and_refused_to_members(member_client, org, path, method):
+    members = list(Membership.objects.values_list("pk", "role"))
+    response = member_client.generic(method, path, urlencode(MEMBER_READ_ADMIN_WRITE[path]),
+                                     content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 403
+    assert "dashboard/errors/403.html" in [t.name for t in response.templates]
+    org.refresh_from_db()
+    assert org.name == "Acme Pizza" and list(Membership.objects.values_list("pk", "role")) == members

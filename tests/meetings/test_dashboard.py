@@ -2,6 +2,8 @@
 and an org without the product see nothing (404); every refused POST changes nothing."""
 
 import json
+import logging
+from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
@@ -10,6 +12,8 @@ from meetings.models import Dispatch, DispatchProgress
 from meetings.services import dispatch_report_progress, outcome_approve
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.clients import logged_in
+from tests.support.nested_json import HUGE, JUST_OVER
+from voiceagent import jsonparse
 
 from .conftest import events, token_of
 
@@ -165,3 +169,26 @@ def test_approve_via_service_then_member_sees_approved_status(draft, meetings_ad
     outcome_approve(outcome=draft, by=meetings_admin)
     page = logged_in(meetings_member).get(f"/meetings/{draft.meeting_id}")
     assert b"Approved" in page.content and meetings_admin.email.encode() in page.content
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_every_unsafe_method_is_a_write_refused_to_members(approved, meetings_member, method):
+    client = logged_in(meetings_member)
+    before = _state(approved)
+    for path, data in actions(approved.meeting_id).values():
+        response = client.generic(method, path, urlencode(data), content_type="application/x-www-form-urlencoded")
+        assert response.status_code == 403, (method, path)
+    assert _state(approved) == before
+
+
+@pytest.mark.parametrize("payload", [HUGE, JUST_OVER])
+def test_the_outcome_editor_shows_deep_nesting_as_a_field_error(draft, meetings_admin, caplog, payload):
+    form = {"title": "X", "summary": "Changed. By someone.", "tickets": "[]", "decisions": payload,
+            "open_questions": "[]", "action_items": "[]"}
+    response = logged_in(meetings_admin).post(f"/meetings/{draft.meeting_id}/edit", form)
+    assert response.status_code == 200
+    assert b'data-testid="error-decisions"' in response.content
+    assert jsonparse.TOO_DEEP.encode() in response.content
+    draft.refresh_from_db()
+    assert draft.summary.startswith("We reviewed")
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from meetings.models import Dispatch, DispatchProgress
+from tests.support.nested_json import HUGE, JUST_OVER, assert_refused_as_too_deep
 
 from .conftest import status_path, token_of
 
@@ -150,3 +151,11 @@ def test_only_post_is_allowed(dispatched):
     _, url = dispatched
     response = Client().get(status_path(url))
     assert response.status_code == 405 and response.json() == {"error": "method_not_allowed"}
+
+
+@pytest.mark.parametrize("payload", [HUGE, JUST_OVER])
+def test_the_status_hook_refuses_deep_nesting_with_400(dispatched, caplog, payload):
+    _, url = dispatched
+    response = Client().post(status_path(url), data=payload, content_type="application/json")
+    assert_refused_as_too_deep(response, caplog)
+    assert not DispatchProgress.objects.exists()

@@ -1,5 +1,7 @@
-"""The agent runtime's one credential: `Authorization: Bearer <AGENT_RUNTIME_TOKEN>`, compared in constant time."""
+"""The agent runtime's credential: `Authorization: Bearer <token>`, where the token is AGENT_RUNTIME_TOKEN or one of
+AGENT_RUNTIME_TOKENS (a rotation accepts the old and the new at once), compared in constant time."""
 
+import hashlib
 import hmac
 import re
 
@@ -23,17 +25,28 @@ class RuntimePrincipal:
         return "agent-runtime"
 
 
+def accepted_tokens() -> list[str]:
+    """AGENT_RUNTIME_TOKEN and AGENT_RUNTIME_TOKENS, the empty ones left out: an unset token accepts nothing."""
+    return [token for token in (settings.AGENT_RUNTIME_TOKEN, *settings.AGENT_RUNTIME_TOKENS) if token]
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
 class RuntimeTokenAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         header = request.META.get("HTTP_AUTHORIZATION")
         if header is None:
             return None
-        expected = settings.AGENT_RUNTIME_TOKEN
         match = HEADER_PATTERN.fullmatch(header)
-        presented = match.group(1) if match else ""
-        # compare_digest on bytes of both sides every time; an unset token never authenticates anything.
-        valid = hmac.compare_digest(presented.encode(), expected.encode())
-        if not expected or not match or not valid:
+        presented = _digest(match.group(1) if match else "")
+        # Every accepted token is compared, always, as digests of one length: how long the check takes tells
+        # nothing about any token, its length, or which one matched.
+        valid = False
+        for token in accepted_tokens():
+            valid |= hmac.compare_digest(presented, _digest(token))
+        if not match or not valid:
             raise exceptions.AuthenticationFailed()
         return RuntimePrincipal(), None
 

@@ -6,11 +6,11 @@ path (404 `not_found`, also for a value that is not a UUID), then the handler. N
 runtime is ours) and no public schema.
 """
 
-from rest_framework.parsers import JSONParser
 from rest_framework.views import APIView
 
 from orgs.models import Organization
 from orgs.tenancy import get_or_not_found
+from voiceagent.api.parsers import JSONParser
 
 from .authentication import IsRuntime, RuntimeTokenAuthentication
 
