@@ -3,7 +3,7 @@
 To add a bench, write `bench/<name>.py` with a `main()` and append `<name>` to `bench.MODULES`.
 """
 
-import importlib
+import subprocess
 import sys
 
 from bench import MODULES
@@ -16,7 +16,10 @@ def run(names: list[str]) -> int:
         return 2
     for name in names or MODULES:
         print(f"== bench.{name}", flush=True)
-        importlib.import_module(f"bench.{name}").main()
+        # Each bench in its own process: each configures Django for its own database and settings.
+        done = subprocess.run([sys.executable, "-c", f"import bench.{name} as bench; bench.main()"])  # noqa: S603
+        if done.returncode:
+            return done.returncode
     return 0
 
 
