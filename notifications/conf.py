@@ -8,8 +8,6 @@ DEFAULT_RETRY_SCHEDULE = (10, 30, 60, 300, 900, 1800)
 
 # NOTIFICATION_RETRY_SCHEDULE and NOTIFICATION_REENQUEUE_AFTER_SECONDS (30 s), read as every outbox reads its own.
 OUTBOX = OutboxSettings("NOTIFICATION", retry_schedule=DEFAULT_RETRY_SCHEDULE)
-retry_schedule = OUTBOX.retry_schedule
-max_attempts = OUTBOX.max_attempts
 
 
 ERROR_KEEP_CHARS = 2000

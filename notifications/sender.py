@@ -58,14 +58,14 @@ def send_notification(notification_id) -> str:
             _message(row).send(fail_silently=False)
         except Exception as exc:  # noqa: BLE001 - every transport failure is retried the same way
             row.last_error = f"{type(exc).__name__}: {exc}"[: conf.ERROR_KEEP_CHARS]
-            if row.attempts >= conf.max_attempts():
+            if row.attempts >= conf.OUTBOX.max_attempts():
                 row.status = EmailNotification.Status.FAILED
                 row.next_attempt_at = None
                 result = "failed"
                 logger.error("notifications: gave up on %s to %s after %d attempts: %s",
                              row.pk, row.to_email, row.attempts, row.last_error)
             else:
-                delay = conf.retry_schedule()[row.attempts - 1]
+                delay = conf.OUTBOX.retry_schedule()[row.attempts - 1]
                 row.next_attempt_at = now + timedelta(seconds=delay)
                 result = "retry"
                 logger.warning("notifications: sending %s failed (attempt %d), next in %gs: %s",

@@ -11,8 +11,6 @@ DEFAULT_RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
 # WEBHOOK_RETRY_SCHEDULE and WEBHOOK_REENQUEUE_AFTER_SECONDS (30 s: a due delivery enqueued longer ago than this
 # and still unclaimed is presumed lost and re-enqueued), read as every outbox reads its own.
 OUTBOX = OutboxSettings("WEBHOOK", retry_schedule=DEFAULT_RETRY_SCHEDULE)
-retry_schedule = OUTBOX.retry_schedule
-max_attempts = OUTBOX.max_attempts
 
 
 def lease_seconds() -> float:

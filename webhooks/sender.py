@@ -45,7 +45,7 @@ def build_headers(*, event_id: str, body: bytes, secrets_: list[str], timestamp:
 def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
     """Seconds to wait after failed attempt `attempt_number` (1-based): the schedule plus up to 10% jitter,
     and at least Retry-After when the receiver sent one with 429/502/503/504."""
-    schedule = conf.retry_schedule()
+    schedule = conf.OUTBOX.retry_schedule()
     base = schedule[min(attempt_number, len(schedule)) - 1]
     delay = base * (1 + random.uniform(0, conf.JITTER))
     return max(delay, retry_after or 0)
@@ -257,7 +257,7 @@ def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> 
         if outcome.status_code == 410:
             changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
             result = "failed"
-        elif number >= conf.max_attempts():
+        elif number >= conf.OUTBOX.max_attempts():
             changes.update(status=Delivery.Status.FAILED, next_attempt_at=None)
             result = "failed"
             exhausted = True

@@ -44,8 +44,8 @@ def test_a_live_claim_blocks_a_second_worker(org):
 
 
 def test_the_retry_schedule_is_the_standard_one_with_up_to_ten_percent_jitter():
-    assert conf.retry_schedule() == (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
-    assert conf.max_attempts() == 10
+    assert conf.OUTBOX.retry_schedule() == (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
+    assert conf.OUTBOX.max_attempts() == 10
     for attempt, base in enumerate(conf.DEFAULT_RETRY_SCHEDULE, start=1):
         delays = [next_delay(attempt) for _ in range(50)]
         assert all(base <= d <= base * 1.1 for d in delays)
