@@ -7,11 +7,11 @@ PORT ?= 8000
 PYTEST_WORKERS ?= 2
 WITH_SERVICES := $(BIN)/python scripts/embedded.py --
 
-.PHONY: run serve test lint bench venv fmt clean
+.PHONY: run serve test lint bench venv fmt clean lock audit
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.txt
 	touch $@
 
 venv: $(BIN)/.installed
@@ -42,6 +42,15 @@ fmt: venv
 
 bench: venv .env
 	$(WITH_SERVICES) $(BIN)/python -m bench $(BENCH_ARGS)
+
+# requirements.txt is generated: every package pinned with its hashes, from the choices in requirements.in.
+lock: venv
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+		--no-emit-find-links --output-file requirements.txt requirements.in
+
+# Known vulnerabilities in the locked packages; scripts/audit.sh says so instead when the advisory database is out of reach.
+audit: venv
+	scripts/audit.sh $(BIN)/pip-audit
 
 clean:
 	rm -rf $(VENV) var staticfiles
