@@ -168,7 +168,7 @@ def outcome_approve(*, outcome: Outcome, by) -> Outcome:
     return locked
 
 
-def _event_data(outcome: Outcome, dispatch: Dispatch, token: str) -> dict:
+def outcome_approved_data(outcome: Outcome, dispatch: Dispatch, token: str) -> dict:
     """The spec's `meeting.outcome_approved` data, every field of its table and nothing else."""
     meeting = outcome.meeting
     return {
@@ -204,7 +204,7 @@ def outcome_dispatch(*, outcome: Outcome, by) -> Dispatch:
     dispatch = Dispatch.objects.create(
         organization=org, outcome=locked, token_digest=digest_token(token), created_by=by
     )
-    event = emit(org=org, type=EVENT_TYPE, data=_event_data(locked, dispatch, token))
+    event = emit(org=org, type=EVENT_TYPE, data=outcome_approved_data(locked, dispatch, token))
     dispatch.event_id = event.id
     dispatch.save(update_fields=["event_id", "updated_at"])
     return dispatch

@@ -190,6 +190,7 @@ SPECTACULAR_SETTINGS = {
         "OrderStatusEnum": "calls.models.OrderStatus",
         "CallStatusEnum": "calls.models.Call.Status",
         "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
+        "EventTypeEnum": "webhooks.models.EVENT_TYPES",
     },
 }
 

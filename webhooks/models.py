@@ -90,11 +90,19 @@ class Event(models.Model):
     api_version = models.CharField(max_length=8, default=API_VERSION)
     created_at = models.DateTimeField(db_index=True)
     payload = BytesField()
+    # The call the event is about (catalog.CALL_ID_FIELDS), so a call's trace is an index read. Not a foreign key:
+    # webhooks ranks below calls, and an event outlives nothing it names.
+    call_id = models.UUIDField(null=True, blank=True)
 
     objects = OrgOwnedQuerySet.as_manager()
 
     class Meta:
-        indexes = [models.Index(fields=["organization", "created_at"], name="webhooks_event_org_created")]
+        indexes = [
+            models.Index(fields=["organization", "created_at"], name="webhooks_event_org_created"),
+            models.Index(
+                fields=["call_id", "created_at"], name="webhooks_event_call", condition=models.Q(call_id__isnull=False)
+            ),
+        ]
 
     def __str__(self):
         return f"{self.id} {self.type}"

@@ -27,6 +27,7 @@ from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.timefmt import iso_ms
 
 from . import crypto
+from .catalog import CALL_ID_FIELDS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import validate_url
@@ -79,7 +80,8 @@ def emit(*, org, type: str, data: dict) -> Event:  # noqa: A002 - the spec's fie
     payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
     with transaction.atomic():
         event = Event.objects.create(
-            id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload
+            id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
+            call_id=_call_id(type, data),
         )
         subscriptions = Subscription.objects.for_org(org).filter(enabled=True, events__contains=[type])
         deliveries = Delivery.objects.bulk_create(
@@ -90,6 +92,16 @@ def emit(*, org, type: str, data: dict) -> Event:  # noqa: A002 - the spec's fie
         )
         publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
+
+
+def _call_id(event_type: str, data: dict) -> uuid.UUID | None:
+    """The call an event is about, for the trace. The engine stays payload-agnostic: a value that is not a call's
+    uuid (only the engine's own tests send such payloads) leaves the event without a call."""
+    value = data.get(CALL_ID_FIELDS.get(event_type, ""))
+    try:
+        return uuid.UUID(str(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 # --- subscriptions and deliveries ---------------------------------------------------------------------------

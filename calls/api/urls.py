@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .trace import CallEventsView
 from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
 
 urlpatterns = [
@@ -7,4 +8,5 @@ urlpatterns = [
     path("calls/<str:id>", CallDetailView.as_view(), name="call"),
     path("calls/<str:id>/recording", CallRecordingView.as_view(), name="call-recording"),
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
+    path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
 ]

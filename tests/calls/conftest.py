@@ -1,13 +1,12 @@
 import uuid
 from datetime import UTC, datetime, timedelta
 
-import jsonschema
 import pytest
 from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
 from calls.models import Call
-from tests.calls.event_schemas import SCHEMAS
+from tests.calls.event_schemas import assert_valid_envelope
 from webhooks.models import Event
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -150,7 +149,7 @@ def event_types(org) -> list[str]:
 
 
 def assert_valid_event(event: Event) -> None:
-    jsonschema.validate(event.data, SCHEMAS[event.type])
+    assert_valid_envelope(event)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ with exactly the fields of the spec's table; and the outcome lifecycle rules aro
 import json
 from urllib.parse import urlsplit
 
-import jsonschema
 import pytest
 from django.db import transaction
 
@@ -12,62 +11,19 @@ from meetings.models import Dispatch
 from meetings.services import outcome_approve, outcome_dispatch, outcome_update
 from meetings.tokens import digest_token
 from orgs.errors import NotAnAdmin
+from tests.calls.event_schemas import assert_valid_envelope
 from tests.factories import MembershipFactory
 from voiceagent.errors import Forbidden, InvalidTransition, ValidationFailed
 from webhooks.models import Delivery, Event
 
 from .conftest import events, token_of
 
-UUID = {"type": "string", "format": "uuid", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}
-STRING = {"type": "string"}
-STRINGS = {"type": "array", "items": STRING}
-
-
-def _object(**properties):
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-# The spec's table for `meeting.outcome_approved` data, every field required, nothing else allowed.
-DATA_SCHEMA = _object(
-    meeting_id=UUID,
-    outcome_id=UUID,
-    dispatch_id=UUID,
-    title={"type": ["string", "null"]},
-    approved_at={"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"},
-    summary=STRING,
-    tickets={
-        "type": "array",
-        "items": _object(
-            title=STRING,
-            description=STRING,
-            acceptance_criteria=STRINGS,
-            file_refs={"type": "array", "items": _object(repo=STRING, path=STRING)},
-            confidence={"type": "number"},
-            assumptions=STRINGS,
-            provenance=STRING,
-        ),
-    },
-    decisions={"type": "array", "items": _object(decision=STRING, context=STRING)},
-    open_questions={"type": "array", "items": _object(question=STRING, context=STRING)},
-    action_items={"type": "array", "items": _object(who=STRING, what=STRING, due={"type": ["string", "null"]})},
-    schema_version={"type": "integer"},
-    meeting_url=STRING,
-    status_url=STRING,
-)
-ENVELOPE_SCHEMA = _object(
-    id={"type": "string", "pattern": "^evt_"},
-    type={"const": "meeting.outcome_approved"},
-    created_at=STRING,
-    api_version={"const": "v1"},
-    data=DATA_SCHEMA,
-)
-
 
 def test_the_payload_matches_the_spec_table(dispatched, settings):
     dispatch, _ = dispatched
     event = Event.objects.get(pk=dispatch.event_id)
     envelope = json.loads(event.payload)
-    jsonschema.validate(envelope, ENVELOPE_SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert_valid_envelope(event)
     data = envelope["data"]
     outcome = dispatch.outcome
     assert data["dispatch_id"] == str(dispatch.pk)

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from voiceagent.api.serializers import StrictInputSerializer, TimestampField
+from voiceagent.api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
 from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS
@@ -89,3 +90,79 @@ class DeliverySerializer(serializers.Serializer):
 
 class RecoverResultSerializer(serializers.Serializer):
     requeued = serializers.IntegerField()
+
+
+# --- the event feed, replay, test deliveries and the catalog ------------------------------------------------------
+
+
+class EventFeedParams(ListParams):
+    type = serializers.ChoiceField(choices=EVENT_TYPES, required=False)
+    since = serializers.DateTimeField(required=False, help_text="Events created at or after (ISO 8601).")
+    until = serializers.DateTimeField(required=False, help_text="Events created at or before (ISO 8601).")
+    call_id = serializers.UUIDField(required=False, help_text="Only the events of this call.")
+
+    def validate(self, attrs):
+        if attrs.get("since") and attrs.get("until") and attrs["until"] < attrs["since"]:
+            raise serializers.ValidationError({"until": ["Must not be before since."]})
+        return attrs
+
+
+class EventSerializer(serializers.Serializer):
+    """The envelope exactly as delivered (parsed from the stored bytes)."""
+
+    id = serializers.CharField(help_text="`evt_` + 32 hex digits: the `webhook-id` of every delivery of it.")
+    type = serializers.ChoiceField(choices=EVENT_TYPES)
+    created_at = TimestampField()
+    api_version = serializers.CharField()
+    data = serializers.DictField(help_text="As the type's schema in GET /v1/event-types says.")
+
+
+class EventDeliverySerializer(serializers.Serializer):
+    subscription_id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Delivery.Status.choices)
+    attempts = serializers.IntegerField()
+    last_attempt_at = TimestampField(allow_null=True)
+    last_status_code = serializers.IntegerField(allow_null=True)
+
+
+class EventWithDeliveriesSerializer(EventSerializer):
+    deliveries = EventDeliverySerializer(many=True)
+
+
+class EventTypeSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=EVENT_TYPES)
+    description = serializers.CharField()
+    schema = serializers.DictField(help_text="JSON Schema (2020-12) of the envelope, `data` fully specified.")
+
+
+class ReplayInput(StrictInputSerializer):
+    since = serializers.DateTimeField(help_text="Events created at or after this (ISO 8601, <= 30 days ago).")
+    until = serializers.DateTimeField(required=False, help_text="Events created at or before this (default now).")
+    types = serializers.ListField(
+        child=serializers.CharField(), required=False, allow_empty=False,
+        help_text="Only these types (intersected with the subscription's); no repeats.",
+    )
+
+
+class ReplayResultSerializer(serializers.Serializer):
+    queued = serializers.IntegerField()
+
+
+class TestDeliveryInput(StrictInputSerializer):
+    type = serializers.ChoiceField(choices=EVENT_TYPES, required=False, default="call.ended")
+
+
+class TestCheckSerializer(serializers.Serializer):
+    name = serializers.ChoiceField(choices=["valid", "bad_signature", "stale_timestamp"])
+    status_code = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+    response_excerpt = serializers.CharField()
+
+
+class TestDeliveryResultSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["verifies_signatures", "accepts_invalid_signatures", "rejects_valid_signature", "unreachable"]
+    )
+    message = serializers.CharField()
+    checks = TestCheckSerializer(many=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import events, views
 
 urlpatterns = [
     path("webhook-subscriptions", views.SubscriptionListView.as_view(), name="webhook-subscriptions"),
@@ -21,4 +21,9 @@ urlpatterns = [
         name="webhook-delivery-retry",
     ),
     path("webhook-subscriptions/<str:pk>/recover", views.RecoverView.as_view(), name="webhook-subscription-recover"),
+    path("webhook-subscriptions/<str:pk>/replay", views.ReplayView.as_view(), name="webhook-subscription-replay"),
+    path("webhook-subscriptions/<str:pk>/test", views.TestDeliveryView.as_view(), name="webhook-subscription-test"),
+    path("events", events.EventListView.as_view(), name="events"),
+    path("events/<str:pk>", events.EventDetailView.as_view(), name="event"),
+    path("event-types", events.EventTypeListView.as_view(), name="event-types"),
 ]

@@ -1,22 +1,30 @@
 """The webhook subscription API: thin views over webhooks.services and webhooks.selectors."""
 
+import time
+
 from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
 from voiceagent.api.docs import envelope, error_responses, list_envelope
+from voiceagent.api.throttling import hit
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 
-from .. import selectors, services
+from .. import probe, replay, selectors, services
 from ..models import Subscription
 from .serializers import (
     DeliverySerializer,
     RecoverInput,
     RecoverResultSerializer,
+    ReplayInput,
+    ReplayResultSerializer,
     RotateSecretInput,
     SubscriptionCreateInput,
     SubscriptionSerializer,
     SubscriptionUpdateInput,
     SubscriptionWithSecretSerializer,
+    TestDeliveryInput,
+    TestDeliveryResultSerializer,
 )
 
 TAGS = ["Webhook subscriptions"]
@@ -153,3 +161,45 @@ class RecoverView(SubscriptionBaseView):
         body = self.validate_body(RecoverInput)
         count = services.deliveries_recover(subscription=subscription, **body)
         return data_response({"requeued": count}, status=202)
+
+
+class ReplayView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Replay events to this subscription",
+        description="Queues every event of the organization created in [since, until] (since at most 30 days ago, "
+        "until defaulting to now) whose type this subscription receives (and is in `types` when given) and that has "
+        "no delivery to it that succeeded or is pending: events emitted while it was disabled or before it existed "
+        "included, failed deliveries re-armed. Each is sent with its original `evt_` id and body bytes; the same "
+        "replay again queues 0. 409 `conflict` (`details.field` = `enabled`) on a disabled subscription.",
+        request=ReplayInput,
+        responses={202: envelope(ReplayResultSerializer), **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, pk):
+        subscription = self.get_object(pk)
+        body = self.validate_body(ReplayInput)
+        queued = replay.subscription_replay(subscription=subscription, **body)
+        return data_response({"queued": queued}, status=202)
+
+
+TESTS_PER_MINUTE = 10
+
+
+class TestDeliveryView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Send a test event and check the receiver",
+        description="Sends, synchronously, an example of `type` (default `call.ended`) signed with the "
+        "subscription's secret, then two forgeries under fresh webhook-ids (a wrong signature; a timestamp 10 minutes "
+        "old), and answers with a verdict on what the receiver did. Ids start `evt_test_`. Nothing is retried, "
+        "logged as a delivery, or counted toward the subscription's health. 10 tests per subscription per minute.",
+        request=TestDeliveryInput,
+        responses={200: envelope(TestDeliveryResultSerializer), **error_responses(400, 403, 404)},
+    )
+    def post(self, request, pk):
+        subscription = self.get_object(pk)
+        body = self.validate_body(TestDeliveryInput)
+        window = int(time.time() // 60)
+        if hit(f"webhook-test:{subscription.pk}:{window}", ttl=120) > TESTS_PER_MINUTE:
+            raise Throttled(wait=60 - int(time.time() % 60))
+        return data_response(probe.send_test(subscription=subscription, event_type=body["type"]))

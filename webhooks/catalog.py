@@ -1,0 +1,275 @@
+"""The event catalog: the nine event types, what each means, and the JSON Schema (2020-12) of each envelope.
+
+The one source of the payload contract: `GET /v1/event-types` serves it, the OpenAPI document's `webhooks` section
+is built from it, and the test suite validates every event it makes against what the API serves. Written from the
+spec's tables: every field of a table is required (null where unknown, never missing) and nothing else is allowed.
+`call.ended` carries `order_status` and `order` if and only if `outcome` is `order`.
+
+Example payloads for test deliveries come from the apps that own the builders (calls, meetings): they register an
+example builder here from their `ready()`, so this low-ranked app never imports them.
+"""
+
+from collections.abc import Callable
+
+from .models import API_VERSION, EVENT_TYPES
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+UUID = {"type": "string", "pattern": r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}
+TIMESTAMP = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"}
+PHONE = {"type": "string", "pattern": r"^\+[1-9]\d{6,14}$"}
+EMAIL = {"type": "string", "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$"}
+ORDER_STATUS = ["new", "in_progress", "fulfilled", "canceled"]
+CANCEL_SOURCES = ["team_via_dashboard", "team_via_api", "caller_via_phone"]
+
+
+def nullable(schema: dict) -> dict:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def strict(properties: dict, required: list[str] | None = None) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+        "additionalProperties": False,
+    }
+
+
+ANSWER = strict({"question_id": UUID, "prompt": {"type": "string"}, "answer": {"type": "string"}})
+MODIFIER = strict({
+    "group_id": UUID, "group_name": {"type": "string"}, "option_name": {"type": "string"},
+    "price_cents": {"type": "integer"},
+})
+ITEM = strict({
+    "catalog_item_id": UUID,
+    "name": {"type": "string"},
+    "quantity": {"type": "integer"},
+    "modifiers": {"type": "array", "items": MODIFIER},
+    "answers": {"type": "array", "items": ANSWER},
+    "unit_price_cents": {"type": "integer"},
+    "line_total_cents": {"type": "integer"},
+})
+ORDER = strict({
+    "call_order_number": {"type": "integer"},
+    "profile_id": UUID,
+    "profile_name": {"type": "string"},
+    "items": {"type": "array", "items": ITEM},
+    "order_answers": {"type": "array", "items": ANSWER},
+    "subtotal_cents": {"type": "integer"},
+    "total_cents": {"type": "integer"},
+    "fulfillment_estimate_value": {"type": "number"},
+    "fulfillment_estimate_unit": {"type": "string"},
+    "fulfillment_estimate_label": nullable({"type": "string"}),
+    "fulfillment_varies": {"type": "boolean"},
+    "expected_fulfillment_at": TIMESTAMP,
+    "cancellation_allowed": {"type": "boolean"},
+    "cancellation_window_value": {"type": "number"},
+    "cancellation_window_unit": {"type": "string"},
+    "cancellation_deadline_at": TIMESTAMP,
+    "placed_at": TIMESTAMP,
+    "canceled_at": nullable(TIMESTAMP),
+    "canceled_by": nullable({"enum": CANCEL_SOURCES}),
+    "payment_status": nullable({"type": "string"}),
+    "external_order_id": nullable({"type": "string"}),
+    "payment_collected_at": nullable(TIMESTAMP),
+})
+
+_CALL_ENDED_BASE = {
+    "call_id": UUID,
+    "location_id": nullable(UUID),
+    "started_at": TIMESTAMP,
+    "ended_at": TIMESTAMP,
+    "duration_seconds": {"type": "integer", "minimum": 0},
+    "direction": {"type": "string"},
+    "from_number": nullable(PHONE),
+    "disposition": {"enum": ["completed", "transferred", "escalated"]},
+    "summary": {"type": "string"},
+    "outcome_tags": {"type": "array", "items": {"type": "string"}},
+    "contact_id": nullable(UUID),
+    "call_url": {"type": "string", "pattern": r"^https?://[^\s]+/calls/[0-9a-f-]{36}$"},
+    "trail": {"type": "array", "items": {"type": "string"}},
+    "outcome": {"type": "string"},
+}
+CALL_ENDED = {
+    **strict({**_CALL_ENDED_BASE, "order_status": {"const": "new"}, "order": ORDER}, required=list(_CALL_ENDED_BASE)),
+    "if": {"properties": {"outcome": {"const": "order"}}, "required": ["outcome"]},
+    "then": {"required": ["order_status", "order"]},
+    "else": {"not": {"anyOf": [{"required": ["order_status"]}, {"required": ["order"]}]}},
+}
+
+DATA_SCHEMAS = {
+    "call.ended": CALL_ENDED,
+    "call.recording_ready": strict({
+        "call_id": UUID,
+        "location_id": nullable(UUID),
+        "duration_seconds": nullable({"type": "integer", "minimum": 0}),
+        "recording_available": {"type": "boolean"},
+    }),
+    "call_order.status_changed": strict({
+        "call_id": UUID,
+        "call_order_number": {"type": "integer"},
+        "previous_status": nullable({"enum": ORDER_STATUS}),
+        "new_status": {"enum": ORDER_STATUS},
+        "changed_at": TIMESTAMP,
+        "changed_by": nullable({"type": "string"}),
+        "canceled_by": nullable({"enum": CANCEL_SOURCES}),
+    }),
+    "call.callback_requested": strict({
+        "call_id": UUID,
+        "location_id": nullable(UUID),
+        "contact_id": nullable(UUID),
+        "callback_number": nullable(PHONE),
+        "requested_window": {"enum": ["asap", "morning", "afternoon", "evening", "custom"]},
+        "custom_window": nullable({"type": "string"}),
+        "reason": {"type": "string"},
+        "requested_team_member_id": nullable(UUID),
+    }),
+    "call.message_taken": strict({
+        "call_id": UUID,
+        "location_id": nullable(UUID),
+        "contact_id": nullable(UUID),
+        "for_team_member_id": nullable(UUID),
+        "for_team_member_name": nullable({"type": "string"}),
+        "message": {"type": "string"},
+        "caller_name": nullable({"type": "string"}),
+        "callback_number": nullable(PHONE),
+    }),
+    "call.escalation_triggered": strict({
+        "call_id": UUID,
+        "location_id": nullable(UUID),
+        "rule_id": UUID,
+        "rule_name": {"type": "string"},
+        "destination_type": {"enum": ["team_member", "phone"]},
+        "destination_id": nullable(UUID),
+        "destination_phone": nullable(PHONE),
+        "triggered_by": {"enum": ["keyword", "llm_classification"]},
+        "context": {"type": "string"},
+    }),
+    "call.appointment_booked": strict({
+        "booking_id": UUID,
+        "call_id": UUID,
+        "calendar_id": UUID,
+        "service_id": {"type": "null"},
+        "service_name": {"type": "null"},
+        "team_member_id": {"type": "null"},
+        "location_id": nullable(UUID),
+        "start_at": TIMESTAMP,
+        "end_at": TIMESTAMP,
+        "timezone": {"type": "string", "minLength": 1},
+        "contact_id": nullable(UUID),
+        "contact_name": nullable({"type": "string"}),
+        "contact_email": nullable(EMAIL),
+        "contact_phone": nullable(PHONE),
+        "source": {"type": "string", "minLength": 1},
+    }),
+    "contact.created": strict({
+        "contact_id": UUID,
+        "phone": nullable(PHONE),
+        "name": nullable({"type": "string"}),
+        "email": nullable(EMAIL),
+        "first_call_id": UUID,
+        "first_call_at": TIMESTAMP,
+        "source": {"type": "string"},
+    }),
+}
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+DATE_MS = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"}
+
+DATA_SCHEMAS["meeting.outcome_approved"] = strict({
+    "meeting_id": UUID,
+    "outcome_id": UUID,
+    "dispatch_id": UUID,
+    "title": nullable({"type": "string"}),
+    "approved_at": DATE_MS,
+    "summary": {"type": "string"},
+    "tickets": {
+        "type": "array",
+        "items": strict({
+            "title": {"type": "string"},
+            "description": {"type": "string"},
+            "acceptance_criteria": _STRINGS,
+            "file_refs": {"type": "array", "items": strict({"repo": {"type": "string"}, "path": {"type": "string"}})},
+            "confidence": {"type": "number"},
+            "assumptions": _STRINGS,
+            "provenance": {"type": "string"},
+        }),
+    },
+    "decisions": {"type": "array", "items": strict({"decision": {"type": "string"}, "context": {"type": "string"}})},
+    "open_questions": {
+        "type": "array", "items": strict({"question": {"type": "string"}, "context": {"type": "string"}}),
+    },
+    "action_items": {
+        "type": "array",
+        "items": strict({"who": {"type": "string"}, "what": {"type": "string"}, "due": nullable({"type": "string"})}),
+    },
+    "schema_version": {"type": "integer"},
+    "meeting_url": {"type": "string", "format": "uri"},
+    "status_url": {"type": "string", "format": "uri"},
+})
+
+DESCRIPTIONS = {
+    "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome and, for an "
+    "`order` outcome, the order with its status.",
+    "call.recording_ready": "A call's recording can be fetched (GET /v1/calls/{id}/recording).",
+    "call_order.status_changed": "An order placed during a call moved to another status (by the team, the API or "
+    "the caller).",
+    "call.callback_requested": "A caller asked to be called back.",
+    "call.message_taken": "The agent took a message for the team or a team member.",
+    "call.escalation_triggered": "An escalation rule fired during a call (by keyword or by the classifier).",
+    "call.appointment_booked": "The agent booked an appointment on one of the org's calendars.",
+    "contact.created": "A caller not seen before became a contact.",
+    "meeting.outcome_approved": "An admin approved a meeting's outcome and sent it (the meetings product).",
+}
+
+# The data field that names the call an event is about, for the event types that are about one.
+CALL_ID_FIELDS = {
+    "call.ended": "call_id",
+    "call.recording_ready": "call_id",
+    "call_order.status_changed": "call_id",
+    "call.callback_requested": "call_id",
+    "call.message_taken": "call_id",
+    "call.escalation_triggered": "call_id",
+    "call.appointment_booked": "call_id",
+    "contact.created": "first_call_id",
+}
+
+
+def envelope_schema(event_type: str) -> dict:
+    """The complete schema of one event type's envelope, exactly as delivered."""
+    return {
+        "$schema": DIALECT,
+        "title": event_type,
+        "description": DESCRIPTIONS[event_type],
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": "^evt_[0-9a-f]{32}$"},
+            "type": {"const": event_type},
+            "created_at": TIMESTAMP,
+            "api_version": {"const": API_VERSION},
+            "data": DATA_SCHEMAS[event_type],
+        },
+        "required": ["id", "type", "created_at", "api_version", "data"],
+        "additionalProperties": False,
+    }
+
+
+def catalog() -> list[dict]:
+    """`GET /v1/event-types`: the nine types in the spec's order, each with its description and envelope schema."""
+    return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
+
+
+# --- examples for test deliveries ------------------------------------------------------------------------------
+
+_EXAMPLES: dict[str, Callable[[object], dict]] = {}
+
+
+def register_example(event_type: str, builder: Callable[[object], dict]) -> None:
+    """`builder(org)` returns a realistic `data` of `event_type`, built by the owning app's payload builders from
+    unsaved rows (nothing is written)."""
+    _EXAMPLES[event_type] = builder
+
+
+def example_data(event_type: str, org) -> dict:
+    return _EXAMPLES[event_type](org)

@@ -1,0 +1,66 @@
+"""Org-scoped reads of the event log: the feed (`GET /v1/events`), one event with its deliveries, and a call's trace.
+
+An event is visible for 30 days (retention.RETENTION, the delivery log's retention): older ones answer 404 even
+while a row still exists, so what a client sees never depends on when the daily purge last ran.
+"""
+
+import json
+
+from django.db.models import Prefetch
+from django.utils import timezone
+
+from orgs.tenancy import get_for_org
+from voiceagent.timefmt import iso_ms
+
+from .models import Delivery, Event
+from .retention import RETENTION
+
+
+def _visible(org):
+    return Event.objects.for_org(org).filter(created_at__gte=timezone.now() - RETENTION)
+
+
+def _with_deliveries(queryset):
+    return queryset.prefetch_related(
+        Prefetch("deliveries", queryset=Delivery.objects.order_by("created_at", "pk"), to_attr="delivery_list")
+    )
+
+
+def event_feed(*, org, type=None, since=None, until=None, call_id=None):  # noqa: A002 - the API's filter name
+    """The org's visible events matching the filters (a queryset; the API pages it newest first). `since` and
+    `until` bound `created_at`, both inclusive."""
+    events = _visible(org)
+    if type:
+        events = events.filter(type=type)
+    if since:
+        events = events.filter(created_at__gte=since)
+    if until:
+        events = events.filter(created_at__lte=until)
+    if call_id:
+        events = events.filter(call_id=call_id)
+    return events
+
+
+def event_get(*, org, event_id) -> Event:
+    """One visible event of the org with `delivery_list`, or NotFound (another org's, expired or unknown id)."""
+    return get_for_org(_with_deliveries(_visible(org)), org, event_id)
+
+
+def call_trace(*, org, call_id) -> list[Event]:
+    """Every visible event of one call, oldest first, each with `delivery_list`: two queries whatever their number."""
+    return list(_with_deliveries(_visible(org).filter(call_id=call_id)).order_by("created_at", "pk"))
+
+
+def envelope(event: Event) -> dict:
+    """The envelope exactly as delivered, parsed from the stored bytes."""
+    return json.loads(event.payload)
+
+
+def delivery_summary(delivery: Delivery) -> dict:
+    return {
+        "subscription_id": str(delivery.subscription_id),
+        "status": delivery.status,
+        "attempts": delivery.attempt_count,
+        "last_attempt_at": iso_ms(delivery.last_attempt_at),
+        "last_status_code": delivery.last_status_code,
+    }

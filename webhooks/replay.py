@@ -1,0 +1,92 @@
+"""Replay: send a subscription every event of a time range that it has not received and is not waiting for.
+
+What `recover` cannot do: an event emitted while the subscription was disabled, or before it existed, has no
+delivery to it at all. Replay creates one (or re-arms a failed one) for each such event whose type the
+subscription receives, with the event's own id and stored bytes, so a receiver that dedupes on `webhook-id`
+sees each event once however often it catches up.
+"""
+
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from voiceagent.errors import Conflict, ValidationFailed
+
+from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
+from .tasks import publisher
+
+MAX_REPLAY_DAYS = 30
+
+# One statement: a new pending delivery for each event in range with no delivery to this subscription, and a
+# failed one re-armed (fresh attempts) where one exists. A succeeded or pending delivery is left alone, which makes
+# the same replay queue nothing the second time. The returned ids are exactly the rows inserted or re-armed.
+_REPLAY_SQL = """
+    INSERT INTO webhooks_delivery (
+        id, organization_id, created_at, updated_at, event_id, subscription_id, status, attempt_count,
+        next_attempt_at, next_trigger, enqueued_at, claimed_until, claim_token, last_status_code, last_error,
+        last_attempt_at, succeeded_at
+    )
+    SELECT gen_random_uuid(), e.organization_id, %(now)s, %(now)s, e.id, %(subscription)s, %(pending)s, 0,
+           %(now)s, %(manual)s, %(now)s, NULL, NULL, NULL, '', NULL, NULL
+      FROM webhooks_event e
+     WHERE e.organization_id = %(org)s AND e.created_at >= %(since)s AND e.created_at <= %(until)s
+       AND e.type = ANY(%(types)s)
+    ON CONFLICT (event_id, subscription_id) DO UPDATE
+       SET status = EXCLUDED.status, attempt_count = 0, next_attempt_at = EXCLUDED.next_attempt_at,
+           next_trigger = EXCLUDED.next_trigger, enqueued_at = EXCLUDED.enqueued_at, claimed_until = NULL,
+           claim_token = NULL, updated_at = EXCLUDED.updated_at
+     WHERE webhooks_delivery.status = %(failed)s
+    RETURNING id
+"""
+
+
+def _check_range(since, until, now) -> None:
+    errors = {}
+    if since < now - timedelta(days=MAX_REPLAY_DAYS):
+        errors["since"] = [f"Must be within the last {MAX_REPLAY_DAYS} days."]
+    elif since > now:
+        errors["since"] = ["Must not be in the future."]
+    if until < since:
+        errors["until"] = ["Must not be before since."]
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+
+
+def _check_types(types) -> list[str]:
+    unknown = [t for t in types if t not in EVENT_TYPES]
+    errors = []
+    if unknown:
+        errors.append(f"Unknown event type(s): {', '.join(map(str, unknown))}. Allowed: {', '.join(EVENT_TYPES)}.")
+    if len(set(types)) != len(types):
+        errors.append("Event types must not repeat.")
+    if errors:
+        raise ValidationFailed(field_errors={"types": errors})
+    return list(types)
+
+
+def subscription_replay(*, subscription: Subscription, since, until=None, types=None) -> int:
+    """Queues, to this enabled subscription, every event of its org created in [since, until] (until defaults to
+    now; since at most 30 days ago) whose type it receives (and is in `types` when given) that has no delivery to it
+    that succeeded or is pending. Returns how many were queued. Conflict (`enabled`) when it is disabled: nothing
+    would be sent."""
+    now = timezone.now()
+    until = now if until is None else until
+    _check_range(since, until, now)
+    wanted = set(subscription.events) if types is None else set(_check_types(types)) & set(subscription.events)
+    with transaction.atomic():
+        locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        if not locked.enabled:
+            raise Conflict("enabled", "This subscription is disabled: enable it, then replay.")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _REPLAY_SQL,
+                {
+                    "now": now, "subscription": locked.pk, "org": locked.organization_id, "since": since,
+                    "until": until, "types": sorted(wanted), "pending": Delivery.Status.PENDING,
+                    "failed": Delivery.Status.FAILED, "manual": DeliveryAttempt.Trigger.MANUAL,
+                },
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+        publisher.publish_on_commit(ids)
+    return len(ids)
