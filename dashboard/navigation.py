@@ -54,6 +54,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
             NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
+            NavItem("Events", "dashboard:events", match=("events",)),
             NavItem("Notifications", "dashboard:notifications", match=("notification",)),
             NavItem("Members", "dashboard:members", match=("member",)),
         ),

@@ -3,7 +3,19 @@
 from django.urls import path
 
 from . import views
-from .pages import calls, contacts, inbox, knowledge, locations, meetings, notifications, overview, team, webhooks
+from .pages import (
+    calls,
+    contacts,
+    events,
+    inbox,
+    knowledge,
+    locations,
+    meetings,
+    notifications,
+    overview,
+    team,
+    webhooks,
+)
 
 app_name = "dashboard"
 
@@ -80,6 +92,11 @@ urlpatterns = [
         webhooks.WebhookRedeliverView.as_view(),
         name="webhook-redeliver",
     ),
+    path("settings/webhooks/<uuid:subscription_id>/test/", webhooks.WebhookTestView.as_view(), name="webhook-test"),
+    path(
+        "settings/webhooks/<uuid:subscription_id>/replay/", webhooks.WebhookReplayView.as_view(), name="webhook-replay"
+    ),
+    path("events/", events.EventListView.as_view(), name="events"),
 ]
 
 # The meetings product's pages, mounted at /meetings/ in their own `meetings` namespace (`meetings:detail`, ...).

@@ -20,9 +20,14 @@ def _visible(org):
     return Event.objects.for_org(org).filter(created_at__gte=timezone.now() - RETENTION)
 
 
-def _with_deliveries(queryset):
+def with_deliveries(queryset):
+    """`queryset` with each event's deliveries (and their subscriptions) as `delivery_list`: one more query."""
     return queryset.prefetch_related(
-        Prefetch("deliveries", queryset=Delivery.objects.order_by("created_at", "pk"), to_attr="delivery_list")
+        Prefetch(
+            "deliveries",
+            queryset=Delivery.objects.select_related("subscription").order_by("created_at", "pk"),
+            to_attr="delivery_list",
+        )
     )
 
 
@@ -43,12 +48,12 @@ def event_feed(*, org, type=None, since=None, until=None, call_id=None):  # noqa
 
 def event_get(*, org, event_id) -> Event:
     """One visible event of the org with `delivery_list`, or NotFound (another org's, expired or unknown id)."""
-    return get_for_org(_with_deliveries(_visible(org)), org, event_id)
+    return get_for_org(with_deliveries(_visible(org)), org, event_id)
 
 
 def call_trace(*, org, call_id) -> list[Event]:
     """Every visible event of one call, oldest first, each with `delivery_list`: two queries whatever their number."""
-    return list(_with_deliveries(_visible(org).filter(call_id=call_id)).order_by("created_at", "pk"))
+    return list(with_deliveries(_visible(org).filter(call_id=call_id)).order_by("created_at", "pk"))
 
 
 def envelope(event: Event) -> dict:

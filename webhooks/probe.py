@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 
+from django.core.cache import cache
 from django.utils import timezone
 
 from . import catalog, crypto
@@ -20,6 +21,7 @@ from .services import envelope_bytes
 from .transport import Outcome, post
 
 STALE_SECONDS = 600
+TESTS_PER_MINUTE = 10
 EXCERPT_CHARS = 300
 
 VERIFIES = "verifies_signatures"
@@ -44,6 +46,17 @@ class Check:
     duration_ms: int
     error: str | None
     response_excerpt: str
+
+
+def take_test_slot(subscription: Subscription) -> int | None:
+    """Counts one test of this subscription in the current minute (shared by every process through Redis). None
+    when it may run; else the seconds until the next minute, when it may."""
+    now = time.time()
+    key = f"webhook-test:{subscription.pk}:{int(now // 60)}"
+    cache.add(key, 0, timeout=120)
+    if cache.incr(key) <= TESTS_PER_MINUTE:
+        return None
+    return max(1, 60 - int(now % 60))
 
 
 def _test_id() -> str:

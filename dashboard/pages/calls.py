@@ -25,6 +25,7 @@ from voiceagent.errors import InvalidTransition, ValidationFailed
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin
+from .events import call_panel
 
 PAGE_SIZE = 25
 SCORABLE_CHOICES = [("", "Any"), ("yes", "Scorable"), ("no", "Unscorable")]
@@ -181,6 +182,7 @@ class CallDetailView(OrgMixin, TemplateView):
             checks=checks, transcript=transcript, actions=actions,
             unscorable=not call.scorable and call.is_completed,
             classification_label=Classification(call.classification).label if call.classification else None,
+            sent=call_panel(self.org, call),
             **kwargs,
         )
 

@@ -6,16 +6,19 @@ A new or rotated secret is stashed in the session (once.py) and shown once on `w
 subscription itself only ever shows `secret_preview`.
 """
 
+from datetime import UTC, datetime
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import FormView, TemplateView, View
 
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
-from webhooks import selectors, services
-from webhooks.models import Delivery, Subscription
+from webhooks import probe, replay, selectors, services
+from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
 from .. import once
 from ..forms import WebhookForm, WebhookRotateForm
@@ -23,6 +26,7 @@ from ..mixins import AdminRequiredMixin, OrgMixin
 
 WEBHOOK_SECRET = "webhook_secret"  # the kind of secret stashed in once.py
 LOG_PAGE_SIZE = 20
+TEST_RESULT = "webhook_test_result"  # the session key of the last test's verdict, shown once on the detail page
 
 
 class WebhookListView(OrgMixin, TemplateView):
@@ -84,8 +88,12 @@ class WebhookDetailView(SubscriptionMixin, TemplateView):
         health = selectors.subscription_get_with_health(org=self.org, subscription_id=subscription.pk)
         deliveries = selectors.delivery_log(subscription).order_by("-created_at", "-id")
         page = Paginator(deliveries, LOG_PAGE_SIZE).get_page(self.request.GET.get("page"))
+        test = self.request.session.pop(TEST_RESULT, None)
+        if test and test.get("subscription_id") != str(subscription.pk):
+            test = None
         return super().get_context_data(
-            health=health, page=page, deliveries=page.object_list, now=timezone.now(), **kwargs
+            health=health, page=page, deliveries=page.object_list, now=timezone.now(), event_types=EVENT_TYPES,
+            test=test, **kwargs
         )
 
 
@@ -125,7 +133,11 @@ class WebhookEnabledView(SubscriptionMixin, View):
         if enabled:
             messages.success(request, f"Deliveries to {subscription.url} are on again.")
         else:
-            messages.success(request, f"Deliveries to {subscription.url} are paused. Events meanwhile are not sent.")
+            messages.success(
+                request,
+                f"Deliveries to {subscription.url} are paused. Events meanwhile are kept: after enabling it again, "
+                "Replay sends what it missed.",
+            )
         if request.POST.get("next") == "detail":
             return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
         return redirect("dashboard:webhooks")
@@ -176,4 +188,59 @@ class WebhookRedeliverView(SubscriptionMixin, View):
             messages.error(request, exc.message)
         else:
             messages.success(request, f"{delivery.event.type} ({delivery.event_id}) is queued for redelivery now.")
+        back = request.POST.get("next", "")
+        if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+            return redirect(back)  # the call page's "Sent to your systems" panel
+        return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+
+
+class WebhookTestView(SubscriptionMixin, View):
+    """POST `type`: a test delivery and the receiver's verdict (webhooks.probe), shown once on the detail page."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        subscription = self.get_subscription()
+        event_type = request.POST.get("type") or "call.ended"
+        if event_type not in EVENT_TYPES:
+            messages.error(request, "Choose one of the event types.")
+        elif (wait := probe.take_test_slot(subscription)) is not None:
+            messages.error(request, f"10 tests a minute per endpoint: try again in {wait} s.")
+        else:
+            result = probe.send_test(subscription=subscription, event_type=event_type)
+            request.session[TEST_RESULT] = {"subscription_id": str(subscription.pk), "type": event_type, **result}
+        return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+
+
+def _utc(value: str):
+    """A `datetime-local` input (read as UTC), or None when empty; ValueError when unreadable."""
+    return datetime.fromisoformat(value).replace(tzinfo=UTC) if value else None
+
+
+class WebhookReplayView(SubscriptionMixin, View):
+    """POST `since` (and `until`): replays what the endpoint missed in that range (webhooks.replay)."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        subscription = self.get_subscription()
+        try:
+            since, until = _utc(request.POST.get("since", "")), _utc(request.POST.get("until", ""))
+        except ValueError:
+            since = until = None
+        if since is None:
+            messages.error(request, "Give the time to replay from (UTC).")
+            return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
+        try:
+            queued = replay.subscription_replay(subscription=subscription, since=since, until=until)
+        except ValidationFailed as exc:
+            for field, errors in exc.details["fieldErrors"].items():
+                messages.error(request, f"{field.capitalize()}: {' '.join(errors)}")
+        except Conflict as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(
+                request, f"{queued} event{'s' if queued != 1 else ''} queued for {subscription.url}."
+                if queued else "Nothing to replay: every event in that range was delivered or is on its way."
+            )
         return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)

@@ -1,13 +1,10 @@
 """The webhook subscription API: thin views over webhooks.services and webhooks.selectors."""
 
-import time
-
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
 from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.throttling import hit
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 
 from .. import probe, replay, selectors, services
@@ -182,9 +179,6 @@ class ReplayView(SubscriptionBaseView):
         return data_response({"queued": queued}, status=202)
 
 
-TESTS_PER_MINUTE = 10
-
-
 class TestDeliveryView(SubscriptionBaseView):
     @extend_schema(
         tags=TAGS,
@@ -199,7 +193,7 @@ class TestDeliveryView(SubscriptionBaseView):
     def post(self, request, pk):
         subscription = self.get_object(pk)
         body = self.validate_body(TestDeliveryInput)
-        window = int(time.time() // 60)
-        if hit(f"webhook-test:{subscription.pk}:{window}", ttl=120) > TESTS_PER_MINUTE:
-            raise Throttled(wait=60 - int(time.time() % 60))
+        wait = probe.take_test_slot(subscription)
+        if wait is not None:
+            raise Throttled(wait=wait)
         return data_response(probe.send_test(subscription=subscription, event_type=body["type"]))

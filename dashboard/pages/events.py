@@ -1,0 +1,88 @@
+"""Events: everything the organization's systems were sent or could have been (the last 30 days), filtered by type,
+day and call, each with its body and its deliveries; and the call page's "Sent to your systems" panel."""
+
+import json
+from datetime import datetime, time, timedelta
+
+from django import forms
+from django.core.paginator import Paginator
+from django.utils import timezone
+from django.views.generic import TemplateView
+
+from calls.models import Call
+from webhooks import feed
+from webhooks.models import EVENT_TYPES, Subscription
+
+from ..forms import DashboardForm
+from ..mixins import OrgMixin
+
+PAGE_SIZE = 25
+
+
+class EventFilterForm(DashboardForm):
+    type = forms.ChoiceField(label="Type", required=False, choices=[("", "All types"), *((t, t) for t in EVENT_TYPES)])
+    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    call = forms.UUIDField(label="Call id", required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            self.add_error("until", "The end date must not be before the start date.")
+        return data
+
+    def feed_filters(self) -> dict:
+        """`feed.event_feed` keyword arguments: whole UTC days, both inclusive."""
+        data = self.cleaned_data
+        day = lambda d: timezone.make_aware(datetime.combine(d, time.min))  # noqa: E731
+        return {
+            "type": data.get("type") or None,
+            "since": day(data["since"]) if data.get("since") else None,
+            "until": day(data["until"]) + timedelta(days=1, microseconds=-1) if data.get("until") else None,
+            "call_id": data.get("call"),
+        }
+
+
+def _row(event) -> dict:
+    return {
+        "event": event,
+        "body": json.dumps(feed.envelope(event), indent=2, ensure_ascii=False),
+        "deliveries": event.delivery_list,
+    }
+
+
+class EventListView(OrgMixin, TemplateView):
+    """Newest first, 25 a page, two queries a page (the events, their deliveries with their subscriptions)."""
+
+    template_name = "dashboard/events/list.html"
+
+    def get_context_data(self, **kwargs):
+        params = self.request.GET.copy()
+        params.pop("page", None)
+        form = EventFilterForm(params or None)
+        page, rows = None, []
+        if not form.is_bound or form.is_valid():
+            filters = form.feed_filters() if form.is_bound else {}
+            events = feed.with_deliveries(feed.event_feed(org=self.org, **filters)).order_by("-created_at", "-id")
+            page = Paginator(events, PAGE_SIZE).get_page(self.request.GET.get("page"))
+            rows = [_row(event) for event in page.object_list]
+        return super().get_context_data(
+            form=form, page=page, rows=rows, filtered=form.is_bound, querystring=params.urlencode(), **kwargs
+        )
+
+
+def call_panel(org, call: Call) -> dict:
+    """The call page's "Sent to your systems": each event of the call with its deliveries and, when it has no
+    call.ended, why (the call is still going, it was unscorable, or its events have expired)."""
+    events = feed.call_trace(org=org, call_id=call.pk)
+    reason = None
+    if not any(event.type == "call.ended" for event in events):
+        if not call.is_completed:
+            reason = "The call is still in progress: call.ended is sent when it ends."
+        elif not call.scorable:
+            reason = (f"This call was classified as {call.get_classification_display().lower()}: unscorable calls "
+                      "send no call.ended and no follow-up events.")
+        elif not events:
+            reason = "No event of this call is kept any more: events are kept 30 days."
+    receiving = Subscription.objects.for_org(org).filter(enabled=True, events__contains=["call.ended"]).exists()
+    return {"events": [_row(event) for event in events], "reason": reason, "no_subscription": not receiving}
