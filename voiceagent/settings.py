@@ -182,6 +182,12 @@ SPECTACULAR_SETTINGS = {
         + (BASE_DIR / "docs" / "api.md").read_text().split("\n", 1)[1]
     ),
     "VERSION": "v1",
+    # 3.1 for the `webhooks` section: the nine events with the catalog's schemas (webhooks/api/openapi.py).
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "webhooks.api.openapi.add_event_webhooks",
+    ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",
     "COMPONENT_SPLIT_REQUEST": True,

@@ -7,6 +7,8 @@ from django.conf import settings
 from django.test import Client
 from drf_spectacular.validation import validate_schema
 
+from webhooks.models import EVENT_TYPES
+
 
 @pytest.fixture
 def schema(db):
@@ -70,3 +72,13 @@ def test_schema_generates_without_a_single_warning(db, tmp_path):
     # --fail-on-warn turns every drf-spectacular warning (name clashes, unresolvable fields) into an error.
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
     assert (tmp_path / "schema.yaml").read_text().startswith("openapi: 3.")
+
+
+def test_the_nine_events_are_openapi_webhooks_with_the_catalogs_schemas(schema, read_api):
+    assert schema["openapi"] == "3.1.0"
+    served = {item["type"]: item["schema"] for item in read_api.get("/v1/event-types").json()["data"]}
+    assert list(schema["webhooks"]) == list(EVENT_TYPES)
+    for event_type, item in schema["webhooks"].items():
+        operation = item["post"]
+        assert operation["requestBody"]["content"]["application/json"]["schema"] == served[event_type]
+        assert {p["name"] for p in operation["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}

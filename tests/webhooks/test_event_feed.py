@@ -32,11 +32,12 @@ def three(org):
     """Three events of `org` a minute apart (oldest first), two about one call."""
     call = uuid.uuid4()
     now = timezone.now()
-    return [
-        _at(emit(org=org, type="call.ended", data={"call_id": str(call), "n": 1}), now - timedelta(minutes=3)),
-        _at(emit(org=org, type="contact.created", data={"first_call_id": str(call), "n": 2}), now - timedelta(minutes=2)),
-        _at(emit(org=org, type="meeting.outcome_approved", data={"n": 3}), now - timedelta(minutes=1)),
+    made = [
+        emit(org=org, type="call.ended", data={"call_id": str(call), "n": 1}),
+        emit(org=org, type="contact.created", data={"first_call_id": str(call), "n": 2}),
+        emit(org=org, type="meeting.outcome_approved", data={"n": 3}),
     ]
+    return [_at(event, now - timedelta(minutes=3 - n)) for n, event in enumerate(made)]
 
 
 def test_emit_records_the_call_each_event_is_about(org):
