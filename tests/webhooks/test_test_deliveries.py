@@ -10,6 +10,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from tests.webhooks.helpers import make_subscription
 from tests.webhooks.receiver import Receiver
+from webhooks import conf
 from webhooks.catalog import envelope_schema
 from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription
 
@@ -155,3 +156,13 @@ def test_another_orgs_subscription_is_404_and_nothing_is_sent(api, other_org):
         response = run(api, theirs)
     assert (response.status_code, response.json()) == (404, {"error": "not_found"})
     assert receiver.calls == [] and Subscription.objects.get(pk=theirs.pk).last_success_at is None
+
+
+def test_a_slow_endpoint_is_unreachable_with_a_timeout(api, org, monkeypatch):
+    monkeypatch.setattr(conf, "TOTAL_TIMEOUT", 0.5)
+    with Receiver(status=200, delay=2) as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        data = run(api, sub).json()["data"]
+    assert data["verdict"] == "unreachable"
+    assert data["checks"][0]["error"].startswith("Timeout")
+    assert nothing_logged(org)
