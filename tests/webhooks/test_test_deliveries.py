@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("allow_local")
 
 
 def verifying(secret, *, reserialize=False):
-    """A receiver's status rule: 204 when the signature verifies (over the raw bytes, or, the classic mistake, over
+    """A receiver's status rule: 200 when the signature verifies (over the raw bytes, or, the classic mistake, over
     the JSON parsed and serialized again), 401 otherwise."""
 
     def status(call):
@@ -27,7 +27,7 @@ def verifying(secret, *, reserialize=False):
             Webhook(secret).verify(body, call["headers"])
         except WebhookVerificationError:
             return 401
-        return 204
+        return 200
 
     return status
 
@@ -56,7 +56,7 @@ def test_a_receiver_that_verifies_signatures(api, org):
     data = response.json()["data"]
     assert data["verdict"] == "verifies_signatures"
     assert [(c["name"], c["status_code"], c["error"]) for c in data["checks"]] == [
-        ("valid", 204, None), ("bad_signature", 401, None), ("stale_timestamp", 401, None),
+        ("valid", 200, None), ("bad_signature", 401, None), ("stale_timestamp", 401, None),
     ]
     assert all(set(c) == {"name", "status_code", "duration_ms", "error", "response_excerpt"} for c in data["checks"])
     assert data["checks"][1]["response_excerpt"] == '{"ok":true}'
