@@ -11,6 +11,7 @@ from .pages import (
     knowledge,
     locations,
     meetings,
+    membership,
     notifications,
     overview,
     team,
@@ -38,6 +39,19 @@ urlpatterns = [
     path("settings/api-keys/<uuid:key_id>/revoke/", views.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
     path("settings/members/", views.MembersView.as_view(), name="members"),
     path("settings/members/<int:membership_id>/role/", views.MemberRoleView.as_view(), name="member-role"),
+    path("settings/members/<int:membership_id>/remove/", membership.MemberRemoveView.as_view(), name="member-remove"),
+    path("settings/members/leave/", membership.LeaveView.as_view(), name="member-leave"),
+    path(
+        "settings/invitations/<uuid:invitation_id>/resend/", membership.InvitationResendView.as_view(),
+        name="invitation-resend",
+    ),
+    path(
+        "settings/invitations/<uuid:invitation_id>/revoke/", membership.InvitationRevokeView.as_view(),
+        name="invitation-revoke",
+    ),
+    path("invitations/<uuid:invitation_id>/<str:token>/", membership.InvitationAcceptView.as_view(),
+         name="invitation-accept"),
+    path("organizations/new/", membership.OrganizationCreateView.as_view(), name="organization-create"),
     # Calls and inbox (dashboard/pages/). `calls/<id>` without a slash: it is the `call_url` of `call.ended`.
     path("calls/", calls.CallListView.as_view(), name="calls"),
     path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),

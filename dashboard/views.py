@@ -11,9 +11,11 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
+from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
-from orgs import selectors, services
+from orgs import invitations, selectors, services
+from orgs.errors import TooManyInvitations
 from orgs.models import Membership
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
@@ -245,6 +247,8 @@ class MembersView(AdminRequiredMixin, FormView):
 
     def get_context_data(self, **kwargs):
         kwargs.setdefault("role_errors", {})
+        kwargs.setdefault("invitations", invitations.open_invitations(org=self.org) if self.membership.is_admin else [])
+        kwargs.setdefault("now", timezone.now())
         memberships = list(selectors.membership_list(org=self.org))
         for membership in memberships:
             membership.role_form = MemberRoleForm(
@@ -254,23 +258,23 @@ class MembersView(AdminRequiredMixin, FormView):
         return super().get_context_data(memberships=memberships, **kwargs)
 
     def form_valid(self, form):
+        """Invites the address. The answer is the same whether or not it has an account anywhere: nobody is added
+        until they accept, signed in as that address."""
         try:
-            membership, user_created = services.membership_add(
+            invitation = accounts.invite(
                 org=self.org, by=self.request.user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
             )
         except (ValidationFailed, Conflict) as exc:
             form.apply_domain_error(exc)
             return self.form_invalid(form)
-        added = f"{membership.user.email} added as {membership.get_role_display().lower()}."
-        if not user_created:
-            messages.success(self.request, added)  # they already have a password and log in as before
-        elif accounts.send_invitation(user=membership.user, org=self.org, invited_by=self.request.user):
-            messages.success(self.request, f"{added} We e-mailed them a link to set their password.")
-        else:
-            messages.warning(
-                self.request,
-                f"{added} The invitation e-mail could not be sent; they can use “Forgot your password?” to log in.",
-            )
+        except TooManyInvitations as exc:
+            form.add_error(None, exc.message)
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        messages.success(
+            self.request,
+            f"Invitation sent to {invitation.email}. They join as {invitation.get_role_display().lower()} when they "
+            "accept it (the link works for 7 days).",
+        )
         return redirect("dashboard:members")
 
 

@@ -119,3 +119,17 @@ def webhook_exhausted(delivery, subscription) -> Content:
         "delivery": delivery,
         "link": webhook_subscription_url(subscription.pk),
     })
+
+
+# The mail is stored without the link (it would be a usable credential at rest); the sender puts it in at send time.
+INVITATION_LINK = "@@INVITATION_LINK@@"
+
+
+def invitation(invitation, invited_by) -> Content:
+    return render("invitation", f"You are invited to join {invitation.organization.name}", {
+        "invitation": invitation,
+        "org": invitation.organization,
+        "invited_by": invited_by,
+        "link": INVITATION_LINK,
+        "valid_days": 7,
+    })

@@ -20,9 +20,12 @@ class Kind(models.TextChoices):
     MESSAGES = "messages", "Messages"
     ESCALATIONS = "escalations", "Escalations"
     WEBHOOK_PROBLEMS = "webhook_problems", "Webhook problems"
+    # Sent to the invited address only; nobody subscribes to it, so it is not a recipient's field.
+    INVITATIONS = "invitations", "Invitations"
 
 
-KIND_FIELDS = tuple(Kind.values)
+# The kinds a recipient chooses, each a boolean field of NotificationRecipient.
+KIND_FIELDS = (Kind.CALLBACK_REQUESTS, Kind.MESSAGES, Kind.ESCALATIONS, Kind.WEBHOOK_PROBLEMS)
 
 
 class NotificationRecipient(OrgOwnedModel):

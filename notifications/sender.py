@@ -18,16 +18,28 @@ from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.utils import timezone
 
+from orgs.invitations import token_for
+from voiceagent.links import invitation_url
+
 from . import conf
-from .models import EmailNotification
+from .content import INVITATION_LINK
+from .models import EmailNotification, Kind
 
 logger = logging.getLogger("notifications")
+
+
+def _links(row: EmailNotification, text: str) -> str:
+    """An invitation's link, derived now from the invitation id and nonce in `source` (never stored)."""
+    if row.kind != Kind.INVITATIONS:
+        return text
+    _, invitation_id, nonce = row.source.split(":")
+    return text.replace(INVITATION_LINK, invitation_url(invitation_id, token_for(invitation_id, nonce)))
 
 
 def _message(row: EmailNotification) -> EmailMultiAlternatives:
     message = EmailMultiAlternatives(
         subject=row.subject,
-        body=row.body_text,
+        body=_links(row, row.body_text),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[row.to_email],
         headers={
@@ -35,7 +47,7 @@ def _message(row: EmailNotification) -> EmailMultiAlternatives:
             "Auto-Submitted": "auto-generated",  # RFC 3834: no vacation replies to a robot
         },
     )
-    message.attach_alternative(row.body_html, "text/html")
+    message.attach_alternative(_links(row, row.body_html), "text/html")
     return message
 
 

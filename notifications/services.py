@@ -230,3 +230,11 @@ def notify_webhook_exhausted(*, delivery, subscription) -> list[EmailNotificatio
                   source=f"webhook_exhausted:{delivery.pk}:{stamp}",
                   addresses=_webhook_addresses(delivery.organization_id),
                   mail=content.webhook_exhausted(delivery, subscription), inline=True)
+
+
+def notify_invitation(*, invitation, invited_by) -> list[EmailNotification]:
+    """E-mails the invited address its link, through the outbox, in the caller's transaction. `source` names the
+    invitation and its nonce: a resend (new nonce) is a new e-mail, and the sender derives that nonce's link."""
+    return _queue(org_id=invitation.organization_id, kind=Kind.INVITATIONS,
+                  source=f"invitation:{invitation.pk}:{invitation.nonce}", addresses=[invitation.email],
+                  mail=content.invitation(invitation, invited_by))

@@ -149,3 +149,44 @@ class TeamMember(OrgOwnedModel):
     @property
     def is_platform_user(self) -> bool:
         return self.user_id is not None
+
+
+class Invitation(OrgOwnedModel):
+    """An admin's invitation of an e-mail address into an organization, with a role.
+
+    Nothing else exists until the invitee accepts from the e-mailed link, signed in (or signing up) as that very
+    address. The link's token is never stored: it is an HMAC of (id, nonce) under the server's secret
+    (orgs.invitations.token_for), and only its SHA-256 is kept, so neither the database nor the e-mail outbox holds
+    a usable link. Resending draws a new nonce, which kills the previous link. One use; 7 days.
+    """
+
+    email = models.CharField(max_length=254)  # lower-cased
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+    nonce = models.CharField(max_length=32)
+    token_digest = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+    sent_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "email"],
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="uniq_open_invitation",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.email} to {self.organization_id} ({self.role})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None

@@ -9,10 +9,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from voiceagent.errors import Conflict, Forbidden, ValidationFailed
+from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from voiceagent.validation import check_email, check_lengths, optional_text
 
-from .errors import NotAnAdmin
+from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
 from .phones import normalize_phone
@@ -69,6 +69,16 @@ def organization_create(*, name: str, admin_email: str, admin_password: str | No
     return org, user
 
 
+def account_create(*, email: str, password: str):
+    """A brand-new user. The unique username decides (not an earlier check): taken is Conflict("email")."""
+    email = _normalize_email(email)
+    try:
+        with transaction.atomic():
+            return User.objects.create_user(username=email, email=email, password=password)
+    except IntegrityError:
+        raise Conflict("email", "An account with this email already exists. Log in instead.") from None
+
+
 @transaction.atomic
 def organization_signup(*, name: str, email: str, password: str, **org_settings):
     """Self-service sign-up: a brand-new user and a new organization they are admin of. Returns (org, user).
@@ -76,12 +86,7 @@ def organization_signup(*, name: str, email: str, password: str, **org_settings)
     The email must not belong to anyone yet. The unique username decides, not an earlier check (a user committed
     between the form's check and this insert is caught here): taken is Conflict("email") and nothing is written.
     """
-    email = _normalize_email(email)
-    try:
-        with transaction.atomic():
-            user = User.objects.create_user(username=email, email=email, password=password)
-    except IntegrityError:
-        raise Conflict("email", "An account with this email already exists. Log in instead.") from None
+    user = account_create(email=email, password=password)
     org = Organization.objects.create(name=name, **org_settings)
     Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
     return org, user
@@ -126,19 +131,57 @@ def api_key_revoke(*, key: ApiKey, revoked_by) -> ApiKey:
     return key
 
 
+def _lock_admins(org_id) -> list:
+    """Locks the org's admin rows, in one statement and in primary-key order (two admins acting on each other
+    queue instead of deadlocking, and the second sees the first's change); returns their ids."""
+    return list(
+        Membership.objects.select_for_update()
+        .filter(organization_id=org_id, role=Membership.Role.ADMIN)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+LAST_ADMIN = "An organization keeps at least one admin: make another member an admin first."
+
+
 @transaction.atomic
-def membership_add(*, org: Organization, by, email: str, role: str) -> tuple[Membership, bool]:
-    """Adds the person with this email (an existing user, or a new one) to `org`. Returns (membership,
-    user_created): a new user has only a random password, so the caller invites them to set one."""
-    require_admin(user=by, org=org)
-    if role not in Membership.Role.values:
-        raise ValidationFailed(field_errors={"role": ["Role must be admin or member."]})
-    user, created = _user_get_or_create(email=email)
-    try:
-        with transaction.atomic():
-            return Membership.objects.create(user=user, organization=org, role=role), created
-    except IntegrityError:
-        raise Conflict("email", "This person is already a member.") from None
+def membership_remove(*, membership: Membership, by) -> None:
+    """An admin removes a member (themselves included). The member's next request no longer reaches the org:
+    every dashboard request resolves the membership from the database. LastAdmin for the org's only admin."""
+    require_admin(user=by, org=membership.organization)
+    _leave(membership)
+
+
+@transaction.atomic
+def membership_leave(*, user, org: Organization) -> None:
+    """`user` leaves `org`. LastAdmin when they are its only admin."""
+    membership = Membership.objects.filter(user=user, organization=org).first()
+    if membership is None:
+        raise NotFound()
+    _leave(membership)
+
+
+def _leave(membership: Membership) -> None:
+    admins = _lock_admins(membership.organization_id)
+    locked = Membership.objects.select_for_update().filter(pk=membership.pk).first()
+    if locked is None:
+        return  # already gone: removing twice is not an error
+    if locked.is_admin and admins == [locked.pk]:
+        raise LastAdmin(LAST_ADMIN)
+    locked.delete()
+
+
+@transaction.atomic
+def organization_create_for(*, user, name: str) -> Organization:
+    """A signed-in user creates another organization, of which they are the admin."""
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed(field_errors={"name": ["This field is required."]})
+    check_lengths({"name": name}, {"name": 200})
+    org = Organization.objects.create(name=name)
+    Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
+    return org
 
 
 @transaction.atomic
@@ -146,14 +189,7 @@ def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
     require_admin(user=by, org=membership.organization)
     if role not in Membership.Role.values:
         raise ValidationFailed(field_errors={"role": ["Role must be admin or member."]})
-    # The org's admin rows are locked first, all in one statement and in primary-key order: two admins demoting
-    # each other at once queue on the same rows instead of deadlocking, and the second sees the first's change.
-    admins = list(
-        Membership.objects.select_for_update()
-        .filter(organization_id=membership.organization_id, role=Membership.Role.ADMIN)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    admins = _lock_admins(membership.organization_id)
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
     if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN and admins == [locked.pk]:
         raise ValidationFailed(form_errors=["An organization keeps at least one admin."])

@@ -17,3 +17,8 @@ def meeting_url(meeting_id) -> str:
 def webhook_subscription_url(subscription_id) -> str:
     """A subscription's page in Settings → Webhooks, linked from the e-mails about a failing endpoint."""
     return f"{settings.DASHBOARD_URL}/settings/webhooks/{subscription_id}/"
+
+
+def invitation_url(invitation_id, token: str) -> str:
+    """An invitation's accept page (the link in the invitation e-mail)."""
+    return f"{settings.DASHBOARD_URL}/invitations/{invitation_id}/{token}/"

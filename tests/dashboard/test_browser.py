@@ -85,8 +85,9 @@ def test_key_lifecycle_in_a_real_browser(live_server, page):
     # The other pages, for the record.
     nav(page, "Members").click()
     page.get_by_label("Email").fill("waiter@trattoria.example")
-    page.get_by_role("button", name="Add member").click()
-    expect(page.get_by_text("waiter@trattoria.example added as member.")).to_be_visible()
+    page.get_by_role("button", name="Send invitation").click()
+    expect(page.get_by_text("Invitation sent to waiter@trattoria.example.")).to_be_visible()
+    expect(page.get_by_test_id("invitation-row")).to_contain_text("waiter@trattoria.example")
     shot(page, "09-members")
     nav(page, "Organization").click()
     page.get_by_label("Default phone region").fill("IT")

@@ -1,0 +1,163 @@
+"""Joining, leaving and creating organizations: accepting an invitation (signed in, or creating the invited account),
+an admin's resend, revoke and removal, a member leaving, and a signed-in user's new organization."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login, password_validation
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.shortcuts import redirect, render
+from django.views.generic import FormView, TemplateView, View
+
+from orgs import invitations, services
+from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
+from orgs.models import Invitation, Membership
+from orgs.tenancy import get_for_org
+from voiceagent.errors import Conflict, ValidationFailed
+
+from .. import accounts
+from ..attempts import AttemptLimitMixin
+from ..forms import DashboardForm
+from ..mixins import AdminRequiredMixin, OrgMixin, remember_org
+
+
+class NewAccountForm(DashboardForm):
+    password = forms.CharField(
+        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 8 characters, not a common password.",
+    )
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        password_validation.validate_password(password)
+        return password
+
+
+class InvitationAcceptView(AttemptLimitMixin, TemplateView):
+    """The e-mailed link. Signed in as the invited address: a button joins. Signed out: log in (an account exists)
+    or choose a password (none does) to create the invited account and join. Every invalid link (unknown, expired,
+    used, revoked, resent) gets one page."""
+
+    attempt_scope = "invitation"
+    template_name = "dashboard/auth/invitation.html"
+
+    def _invitation(self):
+        return invitations.invitation_for_link(invitation_id=self.kwargs["invitation_id"], token=self.kwargs["token"])
+
+    def _invalid(self, exc):
+        return render(self.request, "dashboard/auth/invitation_invalid.html", {"message": exc.message}, status=404)
+
+    def get(self, request, *args, **kwargs):
+        try:
+            invitation = self._invitation()
+        except InvitationInvalid as exc:
+            return self._invalid(exc)
+        return self.render_to_response(self._context(invitation, NewAccountForm()))
+
+    def _context(self, invitation, form):
+        user = self.request.user
+        return {
+            "invitation": invitation, "form": form,
+            "signed_in_as": user.email if user.is_authenticated else None,
+            "is_invitee": user.is_authenticated and user.email.lower() == invitation.email,
+            "has_account": invitations.account_exists(invitation.email),
+        }
+
+    def post(self, request, *args, **kwargs):
+        link = {"invitation_id": self.kwargs["invitation_id"], "token": self.kwargs["token"]}
+        try:
+            if request.user.is_authenticated:
+                membership = invitations.invitation_accept(user=request.user, **link)
+            else:
+                form = NewAccountForm(request.POST)
+                if not form.is_valid():
+                    return self.render_to_response(self._context(self._invitation(), form), status=400)
+                membership = invitations.invitation_accept_new_account(password=form.cleaned_data["password"], **link)
+                login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+        except InvitationInvalid as exc:
+            return self._invalid(exc)
+        except WrongAccount as exc:
+            messages.error(request, exc.message)
+            return redirect(request.path)
+        except Conflict as exc:
+            messages.error(request, exc.message)
+            return redirect(request.path)
+        remember_org(request, membership.organization)
+        messages.success(request, f"Welcome to {membership.organization.name}.")
+        return redirect("dashboard:home")
+
+
+class InvitationActionMixin(AdminRequiredMixin):
+    http_method_names = ["post"]
+
+    def get_invitation(self) -> Invitation:
+        return get_for_org(Invitation, self.org, self.kwargs["invitation_id"])
+
+
+class InvitationResendView(InvitationActionMixin, View):
+    def post(self, request, *args, **kwargs):
+        invitation = self.get_invitation()
+        try:
+            accounts.resend(invitation=invitation, by=request.user)
+        except (Conflict, TooManyInvitations) as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"A new invitation link went to {invitation.email}; the previous one no "
+                                      "longer works.")
+        return redirect("dashboard:members")
+
+
+class InvitationRevokeView(InvitationActionMixin, View):
+    def post(self, request, *args, **kwargs):
+        invitation = invitations.invitation_revoke(invitation=self.get_invitation(), by=request.user)
+        messages.success(request, f"The invitation of {invitation.email} is revoked: its link no longer works.")
+        return redirect("dashboard:members")
+
+
+class MemberRemoveView(AdminRequiredMixin, View):
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        membership = get_for_org(Membership.objects.select_related("user"), self.org, self.kwargs["membership_id"])
+        try:
+            services.membership_remove(membership=membership, by=request.user)
+        except LastAdmin as exc:
+            return render(request, "dashboard/errors/conflict.html", {"message": exc.message}, status=409)
+        messages.success(request, f"{membership.user.email} no longer belongs to {self.org.name}.")
+        return redirect("dashboard:members")
+
+
+class LeaveView(OrgMixin, View):
+    """Any member leaves the current organization (not its last admin)."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        org = self.org
+        try:
+            services.membership_leave(user=request.user, org=org)
+        except LastAdmin as exc:
+            return render(request, "dashboard/errors/conflict.html", {"message": exc.message}, status=409)
+        messages.success(request, f"You left {org.name}.")
+        return redirect("dashboard:home")
+
+
+class OrganizationCreateForm(DashboardForm):
+    name = forms.CharField(label="Organization name", max_length=200)
+
+
+class OrganizationCreateView(LoginRequiredMixin, FormView):
+    """A signed-in user creates another organization (they are its admin) and switches to it. Open to a user who
+    belongs to none (after leaving their last one), so nobody is stuck without support."""
+
+    template_name = "dashboard/settings/organization_new.html"
+    form_class = OrganizationCreateForm
+
+    def form_valid(self, form):
+        try:
+            org = services.organization_create_for(user=self.request.user, name=form.cleaned_data["name"])
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        remember_org(self.request, org)
+        messages.success(self.request, f"{org.name} is ready. You are its admin.")
+        return redirect("dashboard:home")

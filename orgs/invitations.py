@@ -1,0 +1,178 @@
+"""Invitations into an organization: created, resent and revoked by its admins, accepted by the invitee.
+
+Nothing but the invitation row exists before acceptance: no user, no membership. The link carries a token that is
+an HMAC of (invitation id, nonce) under the server's secret; the row keeps only the token's SHA-256, and the e-mail
+outbox keeps the mail without the link (notifications.sender puts it in at send time), so no stored text holds a
+usable link. Each resend draws a new nonce (the previous link dies) and restarts the 7 days.
+"""
+
+import hashlib
+import hmac
+import secrets
+import time
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.validation import check_email
+
+from .errors import InvitationInvalid, TooManyInvitations, WrongAccount
+from .models import Invitation, Membership, Organization
+from .services import account_create, require_admin
+
+User = get_user_model()
+
+VALID_FOR = timedelta(days=7)
+INVITATIONS_PER_HOUR = 20
+
+
+def token_for(invitation_id, nonce: str) -> str:
+    return salted_hmac("orgs.invitation", f"{invitation_id}:{nonce}", algorithm="sha256").hexdigest()
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _count_one(org: Organization) -> None:
+    """One more invitation e-mail for `org` this hour, or TooManyInvitations (shared by every process)."""
+    key = f"invitations:{org.pk}:{int(time.time() // 3600)}"
+    cache.add(key, 0, timeout=7200)
+    if cache.incr(key) > INVITATIONS_PER_HOUR:
+        raise TooManyInvitations(f"At most {INVITATIONS_PER_HOUR} invitations an hour: try again later.")
+
+
+def _arm(invitation: Invitation) -> None:
+    now = timezone.now()
+    invitation.nonce = secrets.token_hex(16)
+    invitation.token_digest = _digest(token_for(invitation.pk, invitation.nonce))
+    invitation.sent_at = now
+    invitation.expires_at = now + VALID_FOR
+
+
+def _clean(email, role) -> str:
+    email = (email or "").strip().lower()
+    errors = {}
+    if not email:
+        errors["email"] = ["This field is required."]
+    else:
+        try:
+            check_email(email)
+        except ValidationFailed as exc:
+            errors.update(exc.details["fieldErrors"])
+    if role not in Membership.Role.values:
+        errors["role"] = ["Role must be admin or member."]
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+    return email
+
+
+@transaction.atomic
+def invitation_create(*, org: Organization, by, email: str, role: str) -> Invitation:
+    """Invites `email` into `org` with `role` (admins only). The same answer whether or not the address has an
+    account anywhere; an open invitation of the same address is resent (new link, new 7 days, the new role).
+    Conflict when that person already belongs to the org (admins see the member list anyway)."""
+    require_admin(user=by, org=org)
+    email = _clean(email, role)
+    if Membership.objects.filter(organization=org, user__username=email).exists():
+        raise Conflict("email", "This person is already a member.")
+    _count_one(org)
+    invitation = Invitation.objects.select_for_update().filter(
+        organization=org, email=email, accepted_at__isnull=True, revoked_at__isnull=True
+    ).first() or Invitation(organization=org, email=email)
+    invitation.role, invitation.invited_by = role, by
+    _arm(invitation)
+    try:
+        with transaction.atomic():
+            invitation.save()
+    except IntegrityError:  # the same address invited at this very moment by another admin
+        raise Conflict("email", "This address was just invited.") from None
+    return invitation
+
+
+@transaction.atomic
+def invitation_resend(*, invitation: Invitation, by) -> Invitation:
+    """A new link for an open invitation (the previous one stops working) and 7 more days."""
+    require_admin(user=by, org=invitation.organization)
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if not locked.is_open:
+        raise Conflict("invitation", "This invitation was already accepted or revoked.")
+    _count_one(locked.organization)
+    _arm(locked)
+    locked.save(update_fields=["nonce", "token_digest", "sent_at", "expires_at", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, by) -> Invitation:
+    require_admin(user=by, org=invitation.organization)
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if locked.is_open:
+        locked.revoked_at = timezone.now()
+        locked.save(update_fields=["revoked_at", "updated_at"])
+    return locked
+
+
+def _valid(invitation_id, token: str, *, lock: bool = False) -> Invitation:
+    """The open, unexpired invitation this link names, or InvitationInvalid (one answer for every reason)."""
+    rows = Invitation.objects.select_related("organization")
+    if lock:
+        rows = rows.select_for_update(of=("self",))
+    try:
+        invitation = rows.filter(pk=invitation_id).first()
+    except (ValueError, TypeError):
+        invitation = None
+    if (
+        invitation is None
+        or not isinstance(token, str)
+        or not hmac.compare_digest(invitation.token_digest, _digest(token))
+        or not invitation.is_open
+        or invitation.expires_at <= timezone.now()
+    ):
+        raise InvitationInvalid("This invitation link is not valid: it expired, was used or revoked, or a newer "
+                                "one was sent. Ask an admin of the organization to invite you again.")
+    return invitation
+
+
+def invitation_for_link(*, invitation_id, token: str) -> Invitation:
+    return _valid(invitation_id, token)
+
+
+def account_exists(email: str) -> bool:
+    return User.objects.filter(username=email).exists()
+
+
+@transaction.atomic
+def invitation_accept(*, invitation_id, token: str, user) -> Membership:
+    """The signed-in `user` (whose e-mail must be the invited address) joins with the invited role; the link is
+    spent. Joining an org one already belongs to keeps the existing role."""
+    invitation = _valid(invitation_id, token, lock=True)
+    if (user.email or user.username).lower() != invitation.email:
+        raise WrongAccount(f"This invitation is for {invitation.email}. Log in as that address to accept it.")
+    membership, _ = Membership.objects.get_or_create(
+        user=user, organization=invitation.organization, defaults={"role": invitation.role}
+    )
+    invitation.accepted_at, invitation.accepted_by = timezone.now(), user
+    invitation.save(update_fields=["accepted_at", "accepted_by", "updated_at"])
+    return membership
+
+
+@transaction.atomic
+def invitation_accept_new_account(*, invitation_id, token: str, password: str):
+    """The invitee has no account: one is created for the invited address with `password`, and joins. Returns the
+    membership. Conflict when an account with that address exists (log in instead): a link never sets a password."""
+    invitation = _valid(invitation_id, token, lock=True)
+    user = account_create(email=invitation.email, password=password)
+    return invitation_accept(invitation_id=invitation_id, token=token, user=user)
+
+
+def open_invitations(*, org: Organization):
+    """The org's pending invitations (expired ones included, marked by `expires_at`), newest first."""
+    return Invitation.objects.for_org(org).filter(accepted_at__isnull=True, revoked_at__isnull=True).order_by(
+        "-sent_at"
+    )
