@@ -7,8 +7,10 @@ resolved from the session; never from the URL or the form. Objects are looked up
 organization's id is the same 404 as a missing one and no page converts it by hand.
 """
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
 from orgs.models import Membership, Organization
@@ -35,14 +37,18 @@ def remember_org(request, org: Organization) -> None:
 
 
 def resolve_membership(request) -> Membership | None:
-    """The current membership: the session's organization if the user still belongs to it, else their oldest."""
+    """The current membership: the session's organization if the user still belongs to it, else their oldest.
+    Sets `request.org_lost` when the session named an organization the user no longer belongs to."""
     org_id = request.session.get(SESSION_ORG_KEY)
     membership = membership_for_user(user=request.user, org_id=org_id) if org_id else None
+    request.org_lost = bool(org_id) and membership is None
     if membership is None:
         # The session's org is gone or the user was removed from it: fall back rather than lock them out.
         membership = membership_for_user(user=request.user)
         if membership is not None:
             remember_org(request, membership.organization)
+        else:
+            request.session.pop(SESSION_ORG_KEY, None)
     return membership
 
 
@@ -71,6 +77,13 @@ class OrgMixin:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         membership = resolve_membership(request)
+        if request.org_lost:
+            # Removed from the organization this page (or this form) belongs to: the request is refused, whatever
+            # its method, and never carried over to another of the user's organizations.
+            messages.error(request, "You no longer have access to that organization.")
+            return redirect("dashboard:home") if membership is not None else error_page(
+                request, 403, "dashboard/errors/no_org.html"
+            )
         if membership is None:
             return error_page(request, 403, "dashboard/errors/no_org.html")
         if not self.shows_secret_once:
