@@ -1,30 +1,83 @@
-"""A brake on the forms anyone can post without an account: log in, sign up, password reset.
+"""Brakes on the forms anyone can post without an account: log in, sign up, password reset, invitation links.
 
-Counted per client address and minute in the shared cache (Redis in production, the same atomic
-counter as the API's rate limits), so guessing passwords or mailing resets in bulk stops at the limit
-in every process. Behind a proxy REMOTE_ADDR is the proxy's: configure it to pass the client address.
+Two counters, both in the shared cache (Redis, the same atomic counter as the API's rate limits), so every
+process sees them:
+- per client address and minute (`attempt_limit`): the address is `voiceagent.clientaddr.client_address`, which
+  honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT / TRUSTED_PROXIES name, so behind a proxy two
+  clients are counted apart and a client cannot pick its own address;
+- per account (`AccountBrake`): failed log-ins of one e-mail address from any number of addresses. After
+  FREE_FAILURES the account waits 30 s, doubling with every further failure up to 15 minutes; a success clears it.
+  The owner sees the wait, not a hint of whether the password was right.
 """
 
+import hashlib
 import time
 
+from django.core.cache import cache
 from django.shortcuts import render
 
 from voiceagent.api.throttling import hit
+from voiceagent.clientaddr import client_address
 
 WINDOW_SECONDS = 60
 
 
+def too_many(request, wait: int, *, account: bool = False):
+    response = render(request, "dashboard/auth/too_many_attempts.html", {"wait": wait, "account": account},
+                      status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def address_brake(request, scope: str, limit: int):
+    """Counts this POST for the client's address; the 429 response once past `limit` a minute, else None."""
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    if hit(f"attempts:{scope}:{client_address(request)}:{window}", ttl=WINDOW_SECONDS * 2) > limit:
+        return too_many(request, max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999)))
+    return None
+
+
 class AttemptLimitMixin:
+    """For views whose POST comes from a parent class (Django's auth views, FormView); a view that defines its own
+    `post` calls `address_brake` itself."""
+
     attempt_scope = ""
     attempt_limit = 10  # POSTs per client address per minute
 
     def post(self, request, *args, **kwargs):
-        now = time.time()
-        window = int(now // WINDOW_SECONDS)
-        address = request.META.get("REMOTE_ADDR", "unknown")
-        if hit(f"attempts:{self.attempt_scope}:{address}:{window}", ttl=WINDOW_SECONDS * 2) > self.attempt_limit:
-            wait = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
-            response = render(request, "dashboard/auth/too_many_attempts.html", {"wait": wait}, status=429)
-            response["Retry-After"] = str(wait)
-            return response
-        return super().post(request, *args, **kwargs)
+        return address_brake(request, self.attempt_scope, self.attempt_limit) or super().post(
+            request, *args, **kwargs
+        )
+
+
+class AccountBrake:
+    """Failed attempts against one account (an e-mail address, kept only as a digest in the cache key)."""
+
+    FREE_FAILURES = 5
+    FIRST_WAIT = 30
+    MAX_WAIT = 900
+    MEMORY = 3600  # failures are forgotten an hour after the last one
+
+    def __init__(self, scope: str, email: str):
+        digest = hashlib.sha256((email or "").strip().lower().encode()).hexdigest()[:32]
+        self.failures_key = f"attempts:{scope}:account:{digest}"
+        self.until_key = f"{self.failures_key}:until"
+
+    def wait(self) -> int:
+        """Seconds this account must still wait (0: go ahead)."""
+        until = cache.get(self.until_key)
+        return max(0, int(until - time.time() + 0.999)) if until else 0
+
+    def failed(self) -> None:
+        failures = hit(self.failures_key, ttl=self.MEMORY)
+        if failures >= self.FREE_FAILURES:
+            wait = min(self.MAX_WAIT, self.FIRST_WAIT * 2 ** (failures - self.FREE_FAILURES))
+            cache.set(self.until_key, time.time() + wait, timeout=wait)
+
+    def allow(self, limit: int, per_seconds: int) -> bool:
+        """Counts one request for this account; False once more than `limit` came within `per_seconds`."""
+        return hit(f"{self.failures_key}:{per_seconds}", ttl=per_seconds) <= limit
+
+    def succeeded(self) -> None:
+        cache.delete_many([self.failures_key, self.until_key])

@@ -51,7 +51,7 @@ urlpatterns = [
     ),
     path("invitations/<uuid:invitation_id>/<str:token>/", membership.InvitationAcceptView.as_view(),
          name="invitation-accept"),
-    path("organizations/new/", membership.OrganizationCreateView.as_view(), name="organization-create"),
+    path("organizations/create/", membership.OrganizationCreateView.as_view(), name="organization-create"),
     # Calls and inbox (dashboard/pages/). `calls/<id>` without a slash: it is the `call_url` of `call.ended`.
     path("calls/", calls.CallListView.as_view(), name="calls"),
     path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),

@@ -21,7 +21,7 @@ from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from . import accounts, once
-from .attempts import AttemptLimitMixin
+from .attempts import AccountBrake, AttemptLimitMixin, too_many
 from .forms import (
     ApiKeyCreateForm,
     LoginForm,
@@ -71,15 +71,30 @@ class SignupView(AttemptLimitMixin, FormView):
 
 
 class LoginView(AttemptLimitMixin, auth_views.LoginView):
+    """Braked per client address (AttemptLimitMixin) and per account (AccountBrake): while an account waits, no
+    password is even checked for it, right or wrong."""
+
     attempt_scope = "login"
     template_name = "dashboard/auth/login.html"
     form_class = LoginForm
     redirect_authenticated_user = True
 
+    def post(self, request, *args, **kwargs):
+        self.brake = AccountBrake("login", request.POST.get("username", ""))
+        wait = self.brake.wait()
+        if wait:
+            return too_many(request, wait, account=True)
+        return super().post(request, *args, **kwargs)
+
     def form_valid(self, form):
+        self.brake.succeeded()
         response = super().form_valid(form)
         resolve_membership(self.request)
         return response
+
+    def form_invalid(self, form):
+        self.brake.failed()
+        return super().form_invalid(form)
 
 
 class LogoutView(auth_views.LogoutView):
@@ -94,8 +109,16 @@ class LogoutView(auth_views.LogoutView):
 
 
 class PasswordResetView(AttemptLimitMixin, auth_views.PasswordResetView):
+    """Braked per client address, and per address asked for: a mailbox gets at most 5 reset mails an hour,
+    however many clients ask (the answer page stays the same)."""
+
     attempt_scope = "password-reset"
     attempt_limit = 5
+
+    def form_valid(self, form):
+        if not AccountBrake("password-reset", form.cleaned_data.get("email", "")).allow(5, 3600):
+            return redirect(self.get_success_url())  # the same page as a sent reset: nothing is revealed
+        return super().form_valid(form)
     template_name = "dashboard/auth/password_reset.html"
     form_class = PasswordResetForm
     subject_template_name = "dashboard/auth/password_reset_subject.txt"

@@ -130,6 +130,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Where the brakes (log-in, sign-up, reset, invitations) read the client's address (voiceagent/clientaddr.py):
+# behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+# The Django admin (/admin/) is mounted only when asked for: it has no brakes of its own.
+ADMIN_ENABLED = env.bool("ADMIN_ENABLED", default=False)
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "dashboard:login"

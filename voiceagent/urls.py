@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
@@ -21,10 +22,12 @@ urlpatterns = [
     path("recordings/", include("calls.urls")),
     path("api/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
-    path("admin/", admin.site.urls),
     path("meetings/", include(meetings_urls)),
     path("", include("dashboard.urls")),
 ]
+
+if settings.ADMIN_ENABLED:
+    urlpatterns.insert(-2, path("admin/", admin.site.urls))
 
 handler404 = fallbacks.not_found
 handler500 = fallbacks.server_error

@@ -15,7 +15,7 @@ from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 
 from .. import accounts
-from ..attempts import AttemptLimitMixin
+from ..attempts import address_brake
 from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin, remember_org
 
@@ -32,12 +32,11 @@ class NewAccountForm(DashboardForm):
         return password
 
 
-class InvitationAcceptView(AttemptLimitMixin, TemplateView):
+class InvitationAcceptView(TemplateView):
     """The e-mailed link. Signed in as the invited address: a button joins. Signed out: log in (an account exists)
     or choose a password (none does) to create the invited account and join. Every invalid link (unknown, expired,
     used, revoked, resent) gets one page."""
 
-    attempt_scope = "invitation"
     template_name = "dashboard/auth/invitation.html"
 
     def _invitation(self):
@@ -63,6 +62,9 @@ class InvitationAcceptView(AttemptLimitMixin, TemplateView):
         }
 
     def post(self, request, *args, **kwargs):
+        braked = address_brake(request, "invitation", 10)
+        if braked:
+            return braked
         link = {"invitation_id": self.kwargs["invitation_id"], "token": self.kwargs["token"]}
         try:
             if request.user.is_authenticated:

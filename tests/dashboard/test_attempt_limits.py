@@ -2,12 +2,14 @@
 minute (the 6th reset) gets 429 with Retry-After and is not processed."""
 
 import time
+import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.test import Client
 
+from dashboard.attempts import AccountBrake
 from orgs.models import Organization
 from tests.support.clients import PASSWORD
 
@@ -20,8 +22,8 @@ def _inside_one_window():
 
 def test_log_in_attempts_past_the_limit_are_refused_even_with_the_right_password(admin):
     client = Client()
-    for _ in range(10):
-        assert client.post("/login/", {"username": admin.username, "password": "wrong"}).status_code == 200
+    for n in range(10):  # ten accounts, so that only the per-address brake is at play
+        assert client.post("/login/", {"username": f"guess{n}@example.com", "password": "wrong"}).status_code == 200
     response = client.post("/login/", {"username": admin.username, "password": PASSWORD})
     assert response.status_code == 429
     assert 1 <= int(response["Retry-After"]) <= 60
@@ -30,8 +32,8 @@ def test_log_in_attempts_past_the_limit_are_refused_even_with_the_right_password
 
 
 def test_other_addresses_are_not_braked(admin):
-    for _ in range(11):
-        Client(REMOTE_ADDR="10.0.0.1").post("/login/", {"username": admin.username, "password": "wrong"})
+    for _ in range(11):  # another account, so that only the per-address brake is at play
+        Client(REMOTE_ADDR="10.0.0.1").post("/login/", {"username": "someone@else.example", "password": "wrong"})
     response = Client(REMOTE_ADDR="10.0.0.2").post("/login/", {"username": admin.username, "password": PASSWORD})
     assert response.status_code == 302
 
@@ -53,3 +55,65 @@ def test_sign_ups_stop_at_the_limit(db):
     response = client.post("/signup/", {**form, "email": "late@x.example"})
     assert response.status_code == 429
     assert (Organization.objects.count(), get_user_model().objects.count()) == before
+
+
+# --- Behind a proxy, and per account ----------------------------------------------------------------------------
+
+
+def _through_proxy(client_ip, proxy="10.9.9.9"):
+    return Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=client_ip)
+
+
+def _wrong(client, username=None):
+    """A failed log-in; of a fresh account unless told, so that only the per-address brake is at play."""
+    username = username or f"{uuid.uuid4().hex}@example.com"
+    return client.post("/login/", {"username": username, "password": "wrong"}).status_code
+
+
+def test_behind_a_configured_proxy_two_clients_are_counted_apart(db, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    assert [_wrong(_through_proxy("203.0.113.1")) for _ in range(11)][-1] == 429
+    assert _wrong(_through_proxy("203.0.113.2")) == 200
+
+
+def test_a_list_of_trusted_proxies_works_too_and_skips_every_trusted_hop(db, settings):
+    settings.TRUSTED_PROXIES = ["10.9.0.0/16", "192.0.2.7"]
+    chain = "203.0.113.5, 192.0.2.7"  # the client, then a second trusted proxy
+    assert [_wrong(Client(REMOTE_ADDR="10.9.1.1", HTTP_X_FORWARDED_FOR=chain)) for _ in range(11)][-1] == 429
+    assert _wrong(Client(REMOTE_ADDR="10.9.1.1", HTTP_X_FORWARDED_FOR="203.0.113.6, 192.0.2.7")) == 200
+
+
+def test_without_proxy_settings_a_forged_forwarded_for_changes_nothing(db):
+    statuses = [_wrong(Client(REMOTE_ADDR="198.51.100.1", HTTP_X_FORWARDED_FOR=f"203.0.113.{n}")) for n in range(11)]
+    assert statuses[-1] == 429
+
+
+def test_one_account_attacked_from_many_addresses_is_braked_with_backoff(admin):
+    statuses = [_wrong(Client(REMOTE_ADDR=f"198.51.100.{n}"), admin.username) for n in range(5)]
+    assert statuses == [200] * 5
+    response = Client(REMOTE_ADDR="198.51.100.99").post("/login/", {"username": admin.username, "password": PASSWORD})
+    assert response.status_code == 429 and b"Too many failed log-ins for this account" in response.content
+    assert 25 <= int(response["Retry-After"]) <= 30
+    # Other accounts are not affected.
+    assert _wrong(Client(REMOTE_ADDR="198.51.100.99"), "other@example.com") == 200
+
+
+def test_the_wait_doubles_and_a_success_clears_the_account(admin):
+    brake = AccountBrake("login", admin.username)
+    for _ in range(6):
+        brake.failed()
+    assert 55 <= brake.wait() <= 60
+    brake.succeeded()
+    response = Client().post("/login/", {"username": admin.username.upper(), "password": PASSWORD})
+    assert response.status_code == 302
+
+
+def test_reset_mails_to_one_address_stop_at_five_an_hour_from_any_number_of_clients(admin):
+    for n in range(7):
+        response = Client(REMOTE_ADDR=f"198.51.100.{n}").post("/password-reset/", {"email": admin.email})
+        assert response.status_code == 302
+    assert len(mail.outbox) == 5
+
+
+def test_the_django_admin_is_off_unless_enabled(client):
+    assert client.get("/admin/login/").status_code == 404

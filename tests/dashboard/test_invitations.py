@@ -165,3 +165,11 @@ def test_members_cannot_invite_resend_or_revoke(member_client, admin_client):
     assert member_client.post(f"/settings/invitations/{invitation.pk}/resend/").status_code == 403
     assert member_client.post(f"/settings/invitations/{invitation.pk}/revoke/").status_code == 403
     assert Invitation.objects.get(pk=invitation.pk).revoked_at is None
+
+
+def test_invitation_links_are_braked_per_client_address(admin_client):
+    invite(admin_client, "braked@example.com")
+    path = link_of(deliver()[0])
+    guesser = Client(REMOTE_ADDR="198.51.100.200")
+    statuses = [guesser.post(path, {"password": "1"}).status_code for _ in range(11)]
+    assert statuses[:10] == [400] * 10 and statuses[10] == 429

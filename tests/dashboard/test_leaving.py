@@ -71,7 +71,7 @@ def test_another_orgs_membership_is_404(admin_client, outsider, other_org):
 
 
 def test_a_user_creates_another_org_and_switches_between_them(admin_client, admin, org):
-    response = admin_client.post("/organizations/new/", {"name": "Second Shop"}, follow=True)
+    response = admin_client.post("/organizations/create/", {"name": "Second Shop"}, follow=True)
     second = Organization.objects.get(name="Second Shop")
     assert membership(admin, second).role == "admin"
     assert 'data-testid="current-org">Second Shop<' in response.content.decode()
@@ -83,6 +83,6 @@ def test_a_user_without_any_org_can_create_one(member_client, member, org):
     member_client.post(f"{URL}leave/")
     page = member_client.get("/").content.decode()
     assert 'data-testid="create-org"' in page
-    member_client.post("/organizations/new/", {"name": "Fresh Start"})
+    member_client.post("/organizations/create/", {"name": "Fresh Start"})
     assert membership(member, Organization.objects.get(name="Fresh Start")).is_admin
     assert member_client.get("/calls/").status_code == 200
