@@ -48,7 +48,7 @@ class RecipientForm(DashboardForm):
     def __init__(self, *args, org, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team_member"].queryset = TeamMember.objects.for_org(org).order_by("name", "id")
-        for kind in Kind:
+        for kind in map(Kind, KIND_FIELDS):
             self.fields[kind.value] = forms.BooleanField(label=kind.label, required=False, help_text=KIND_HELP[kind])
 
     def kind_fields(self):
