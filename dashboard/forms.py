@@ -2,11 +2,14 @@
 `meetings.services`, ...), whose typed errors (`ValidationFailed`, `Conflict`) are put back on the form beside the
 field they concern."""
 
+from datetime import datetime, time, timedelta
+
 import phonenumbers
 from django import forms
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
+from django.utils import timezone
 
 from meetings.validation import NAME, TEXT
 from orgs.models import ApiKey, Membership
@@ -48,6 +51,25 @@ class DashboardFormMixin:
 
 class DashboardForm(DashboardFormMixin, forms.Form):
     pass
+
+
+class DayRangeForm(DashboardForm):
+    """A list filter's `since`/`until`: whole UTC days, the end not before the start."""
+
+    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            self.add_error("until", "The end date must not be before the start date.")
+        return data
+
+    def day_bounds(self) -> tuple:
+        """(start of `since`, start of the day after `until`), each an aware UTC datetime or None."""
+        start = lambda day: timezone.make_aware(datetime.combine(day, time.min))  # noqa: E731
+        since, until = self.cleaned_data.get("since"), self.cleaned_data.get("until")
+        return (start(since) if since else None, start(until) + timedelta(days=1) if until else None)
 
 
 class SignupForm(DashboardForm):

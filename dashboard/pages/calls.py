@@ -7,13 +7,11 @@ the people running the phone line and the kitchen. The call page's URL is `/call
 `call_url` that `call.ended` carries (calls/payloads.py).
 """
 
-from datetime import datetime, time, timedelta
 
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
-from django.utils import timezone
 from django.views.generic import TemplateView
 
 from calls import recordings, selectors
@@ -23,7 +21,7 @@ from calls.services.orders import order_set_status
 from orgs.models import Location
 from voiceagent.errors import InvalidTransition, ValidationFailed
 
-from ..forms import DashboardForm
+from ..forms import DashboardForm, DayRangeForm
 from ..mixins import OrgMixin
 from .events import call_panel
 
@@ -36,12 +34,10 @@ STATUS_ACTIONS = {
 }
 
 
-class CallFilterForm(DashboardForm):
+class CallFilterForm(DayRangeForm):
     """The list's filters. Every choice is checked: another org's location id or an unknown value is a form
     error shown beside the field, never a 500 and never a silently wider list."""
 
-    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
     location = forms.ModelChoiceField(label="Location", queryset=Location.objects.none(), required=False,
                                       empty_label="All locations")
     outcome = forms.ChoiceField(label="Outcome", required=False)
@@ -55,20 +51,13 @@ class CallFilterForm(DashboardForm):
         self.fields["location"].queryset = Location.objects.for_org(org).order_by("name")
         self.fields["outcome"].choices = [("", "Any"), *((o, o.replace("_", " ").capitalize()) for o in outcomes)]
 
-    def clean(self):
-        data = super().clean()
-        since, until = data.get("since"), data.get("until")
-        if since and until and until < since:
-            self.add_error("until", "The end date must not be before the start date.")
-        return data
-
     def selector_filters(self) -> dict:
         """`call_list` keyword arguments; dates are whole UTC days, `until` inclusive."""
         data = self.cleaned_data
-        day = lambda d: timezone.make_aware(datetime.combine(d, time.min))  # noqa: E731
+        since, until = self.day_bounds()
         return {
-            "since": day(data["since"]) if data.get("since") else None,
-            "until": day(data["until"]) + timedelta(days=1) if data.get("until") else None,
+            "since": since,
+            "until": until,
             "location_id": data["location"].pk if data.get("location") else None,
             "outcome": data.get("outcome") or None,
             "disposition": data.get("disposition") or None,

@@ -2,44 +2,34 @@
 day and call, each with its body and its deliveries; and the call page's "Sent to your systems" panel."""
 
 import json
-from datetime import datetime, time, timedelta
+from datetime import timedelta
 
 from django import forms
 from django.core.paginator import Paginator
-from django.utils import timezone
 from django.views.generic import TemplateView
 
 from calls.models import Call
 from webhooks import feed
 from webhooks.models import EVENT_TYPES, Subscription
 
-from ..forms import DashboardForm
+from ..forms import DayRangeForm
 from ..mixins import OrgMixin
 
 PAGE_SIZE = 25
 
 
-class EventFilterForm(DashboardForm):
+class EventFilterForm(DayRangeForm):
     type = forms.ChoiceField(label="Type", required=False, choices=[("", "All types"), *((t, t) for t in EVENT_TYPES)])
-    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
     call = forms.UUIDField(label="Call id", required=False)
 
-    def clean(self):
-        data = super().clean()
-        if data.get("since") and data.get("until") and data["until"] < data["since"]:
-            self.add_error("until", "The end date must not be before the start date.")
-        return data
-
     def feed_filters(self) -> dict:
-        """`feed.event_feed` keyword arguments: whole UTC days, both inclusive."""
-        data = self.cleaned_data
-        day = lambda d: timezone.make_aware(datetime.combine(d, time.min))  # noqa: E731
+        """`feed.event_feed` keyword arguments: whole UTC days (the feed's `until` is inclusive)."""
+        since, next_day = self.day_bounds()
         return {
-            "type": data.get("type") or None,
-            "since": day(data["since"]) if data.get("since") else None,
-            "until": day(data["until"]) + timedelta(days=1, microseconds=-1) if data.get("until") else None,
-            "call_id": data.get("call"),
+            "type": self.cleaned_data.get("type") or None,
+            "since": since,
+            "until": next_day - timedelta(microseconds=1) if next_day else None,
+            "call_id": self.cleaned_data.get("call"),
         }
 
 
