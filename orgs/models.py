@@ -190,3 +190,26 @@ class Invitation(OrgOwnedModel):
     @property
     def is_open(self) -> bool:
         return self.accepted_at is None and self.revoked_at is None
+
+
+class IdempotencyKey(models.Model):
+    """The first answer to a POST or PATCH sent with an `Idempotency-Key`, per API key, kept 24 hours.
+
+    Written in the same transaction as the change the request made, so there is never a change without its record
+    or a record without its change (voiceagent/api/idempotency.py).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # sha256 of method, path and body
+    status_code = models.PositiveSmallIntegerField()
+    body = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="uniq_idempotency_key")]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
+
+    def __str__(self):
+        return f"{self.key} ({self.status_code})"

@@ -61,3 +61,26 @@ def list_envelope(serializer_class, name: str | None = None):
             "next_cursor": serializers.CharField(allow_null=True),
         },
     )
+
+
+IDEMPOTENCY_HEADER = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "1 to 255 printable ASCII characters, unique per request you mean. A retry with the same key and "
+    "the same request gets the first answer again (with `Idempotent-Replayed: true`) and changes nothing; the same "
+    "key with another request is 422 `idempotency_key_reused`; while the first still runs, 409 "
+    "`idempotency_key_in_use`. Kept 24 hours per API key. Errors are not kept: a retry runs again.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"},
+}
+
+
+def add_idempotency_header(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every POST and PATCH under /v1 takes `Idempotency-Key`."""
+    for path, item in result.get("paths", {}).items():
+        if not path.startswith("/v1/"):
+            continue
+        for method in ("post", "patch"):
+            if method in item:
+                item[method].setdefault("parameters", []).append(IDEMPOTENCY_HEADER)
+    return result

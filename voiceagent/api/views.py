@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from orgs.tenancy import get_for_org
 from voiceagent.errors import NotFound
 
+from . import idempotency
 from .authentication import ApiKeyAuthentication
 from .pagination import PageParams, paginate
 from .permissions import HasScope
@@ -50,6 +51,12 @@ class OrgAPIView(APIView):
         serializer = serializer_class(data=self.request.data, partial=partial, **kwargs)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication, scope, rate limit
+        method = request.method.lower()
+        if method in ("post", "patch") and hasattr(self, method):
+            setattr(self, method, idempotency.wrap(self, request, getattr(self, method)))
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -1,0 +1,129 @@
+"""Idempotency-Key on POST and PATCH under /v1: a retry gets the first answer and changes nothing; another request
+under the same key is 422; a key in use is 409; errors and 5xx are not kept; auth, scope, rate limit and the header
+check come first; answers are kept 24 hours, then purged."""
+
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from contacts.models import Contact
+from orgs.models import IdempotencyKey
+from orgs.tasks import idempotency_keys_purge
+from tests.conftest import _client
+from tests.factories import make_key
+from voiceagent.api.idempotency import _lock_id
+from webhooks.models import Event
+
+BODY = {"phone_number": "+14155550123", "name": "Ada"}
+
+
+def post(client, key, body=BODY, path="/v1/contacts"):
+    return client.post(path, body, format="json", HTTP_IDEMPOTENCY_KEY=key)
+
+
+def test_a_retried_create_returns_the_same_answer_and_makes_one_row(api, org):
+    first = post(api, "create-ada-1")
+    assert first.status_code == 201 and "Idempotent-Replayed" not in first
+    events = Event.objects.count()
+    again = post(api, "create-ada-1")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert Contact.objects.filter(organization=org).count() == 1
+    assert Event.objects.count() == events
+    assert again["RateLimit-Limit"]  # still a normal /v1 answer
+
+
+def test_the_same_key_with_another_request_is_422(api, org):
+    post(api, "k-1")
+    response = post(api, "k-1", {"phone_number": "+14155550124"})
+    assert (response.status_code, response.json()) == (422, {"error": "idempotency_key_reused"})
+    other_path = api.patch(f"/v1/contacts/{Contact.objects.get().pk}", {"name": "B"}, format="json",
+                           HTTP_IDEMPOTENCY_KEY="k-1")
+    assert other_path.status_code == 422
+    assert Contact.objects.filter(organization=org).count() == 1
+
+
+def test_keys_are_per_api_key(api, org, admin):
+    _, plaintext = make_key(org, admin=admin, name="Second")
+    post(api, "shared")
+    second = post(_client(plaintext), "shared", {"phone_number": "+14155550125"})
+    assert second.status_code == 201 and "Idempotent-Replayed" not in second
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_key_still_in_use_is_409(api, write_key, settings):
+    key_row = write_key[0]
+    params = settings.DATABASES["default"]
+    with psycopg.connect(dbname=connection.settings_dict["NAME"], host=params.get("HOST") or None,
+                         port=params.get("PORT") or None, user=params.get("USER") or None,
+                         autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [_lock_id(key_row.pk, "busy")])  # the first request, running
+        response = post(api, "busy")
+        other.execute("SELECT pg_advisory_unlock(%s)", [_lock_id(key_row.pk, "busy")])
+    assert (response.status_code, response.json()) == (409, {"error": "idempotency_key_in_use"})
+    assert not Contact.objects.exists()
+    assert post(api, "busy").status_code == 201
+
+
+def test_a_handler_that_fails_with_500_stores_nothing_and_the_retry_runs(api, org, monkeypatch):
+    def broken(**kwargs):
+        Contact.objects.create(organization=org, phone_number="+14155550199")  # a half-done change
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("contacts.api.views.services.contact_create", broken)
+    failed = post(api, "retry-me")
+    assert failed.status_code == 500
+    assert not IdempotencyKey.objects.exists() and not Contact.objects.exists()  # rolled back with it
+    monkeypatch.undo()
+    assert post(api, "retry-me").status_code == 201
+    assert Contact.objects.count() == 1
+
+
+def test_validation_failures_are_not_kept(api):
+    bad = post(api, "v-1", {"phone_number": "nope"})
+    assert bad.status_code == 400
+    assert post(api, "v-1").status_code == 201  # not 422: the failed request recorded nothing
+
+
+def test_auth_and_scope_failures_come_first(read_api, anon_api):
+    assert post(read_api, "s-1").status_code == 403
+    assert post(anon_api, "s-1").status_code == 401
+    assert not IdempotencyKey.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["", "x" * 256, "tab\there", "naïve"])
+def test_a_malformed_key_is_400(api, value):
+    response = api.post("/v1/contacts", BODY, format="json", HTTP_IDEMPOTENCY_KEY=value)
+    assert (response.status_code, response.json()) == (400, {"error": "Validation failed", "details": {
+        "formErrors": [], "fieldErrors": {"Idempotency-Key": ["Must be 1 to 255 printable ASCII characters."]}}})
+    assert not Contact.objects.exists()
+
+
+def test_patch_is_idempotent_too(api, org):
+    contact = Contact.objects.create(organization=org, phone_number="+14155550130")
+    first = api.patch(f"/v1/contacts/{contact.pk}", {"name": "Once"}, format="json", HTTP_IDEMPOTENCY_KEY="p-1")
+    Contact.objects.filter(pk=contact.pk).update(name="Changed since")
+    again = api.patch(f"/v1/contacts/{contact.pk}", {"name": "Once"}, format="json", HTTP_IDEMPOTENCY_KEY="p-1")
+    assert again.json() == first.json() and again["Idempotent-Replayed"] == "true"
+    assert Contact.objects.get(pk=contact.pk).name == "Changed since"  # the replay changed nothing
+
+
+def test_answers_expire_after_24_hours_and_are_purged(api, org):
+    post(api, "old")
+    IdempotencyKey.objects.update(created_at=timezone.now() - timedelta(hours=25))
+    fresh = post(api, "old", {"phone_number": "+14155550140"})
+    assert fresh.status_code == 201 and "Idempotent-Replayed" not in fresh  # an expired key is a new key
+    IdempotencyKey.objects.update(created_at=timezone.now() - timedelta(hours=25))
+    assert idempotency_keys_purge() == 1 and not IdempotencyKey.objects.exists()
+
+
+def test_the_schema_documents_the_header_on_every_post_and_patch(client):
+    schema = client.get("/api/openapi.json").json()
+    for path, item in schema["paths"].items():
+        for method in ("post", "patch"):
+            if path.startswith("/v1/") and method in item:
+                names = [p["name"] for p in item[method].get("parameters", [])]
+                assert "Idempotency-Key" in names, f"{method} {path}"
