@@ -209,11 +209,14 @@ class CallbackRequest(OrgOwnedModel):
     requested_team_member = models.ForeignKey(
         "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # The team's follow-up, set from the dashboard's inbox (services.callback_mark_handled).
+    # The team's follow-up, from the dashboard's inbox or the API (services.inbox).
     handled_at = models.DateTimeField(null=True, blank=True)
     handled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Or the API key a client marked it handled with (PATCH /v1/...): one of the two, or neither.
+    handled_by_key = models.ForeignKey("orgs.ApiKey", on_delete=models.SET_NULL, null=True, blank=True,
+                                       related_name="+")
 
 
 class Message(OrgOwnedModel):
@@ -227,11 +230,14 @@ class Message(OrgOwnedModel):
     message = models.TextField()
     caller_name = models.CharField(max_length=200, null=True, blank=True)
     callback_number = models.CharField(max_length=32, null=True, blank=True)
-    # The team's follow-up, set from the dashboard's inbox (services.message_mark_handled).
+    # The team's follow-up, from the dashboard's inbox or the API (services.inbox).
     handled_at = models.DateTimeField(null=True, blank=True)
     handled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Or the API key a client marked it handled with (PATCH /v1/...): one of the two, or neither.
+    handled_by_key = models.ForeignKey("orgs.ApiKey", on_delete=models.SET_NULL, null=True, blank=True,
+                                       related_name="+")
 
 
 class EscalationRule(OrgOwnedModel):
@@ -272,11 +278,14 @@ class Escalation(OrgOwnedModel):
     destination_phone = models.CharField(max_length=32, null=True, blank=True)
     triggered_by = models.CharField(max_length=32, choices=TriggeredBy.choices)
     context = models.TextField(blank=True, default="")
-    # The team's follow-up, set from the dashboard's inbox (services.escalation_mark_handled).
+    # The team's follow-up, from the dashboard's inbox or the API (services.inbox).
     handled_at = models.DateTimeField(null=True, blank=True)
     handled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Or the API key a client marked it handled with (PATCH /v1/...): one of the two, or neither.
+    handled_by_key = models.ForeignKey("orgs.ApiKey", on_delete=models.SET_NULL, null=True, blank=True,
+                                       related_name="+")
 
 
 class Calendar(OrgOwnedModel):

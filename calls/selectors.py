@@ -161,9 +161,9 @@ def calls_per_day(*, org: Organization, since) -> list[dict]:
 
 INBOX_KINDS = {"callback": CallbackRequest, "message": Message, "escalation": Escalation}
 _INBOX_RELATED = {
-    "callback": ("call", "contact", "requested_team_member", "handled_by"),
-    "message": ("call", "call__contact", "for_team_member", "handled_by"),
-    "escalation": ("call", "call__contact", "destination_team_member", "handled_by"),
+    "callback": ("call", "contact", "requested_team_member", "handled_by", "handled_by_key"),
+    "message": ("call", "call__contact", "for_team_member", "handled_by", "handled_by_key"),
+    "escalation": ("call", "call__contact", "destination_team_member", "handled_by", "handled_by_key"),
 }
 
 
@@ -174,3 +174,38 @@ def inbox_list(*, org: Organization, kind: str, handled: bool | None = None):
     if handled is not None:
         items = items.filter(handled_at__isnull=not handled)
     return items.order_by("-created_at", "-id")
+
+
+def follow_up_list(*, org: Organization, kind: str, handled: bool | None = None, location_id=None, since=None,
+                   until=None, call_id=None):
+    """The API's callbacks, messages or escalations (`kind`) of the org: only what an event announced (a message
+    of an unscorable call was never sent, so it is not listed either). `since`/`until` bound `created_at`, both
+    inclusive; `location_id` is the call's."""
+    items = INBOX_KINDS[kind].objects.for_org(org).select_related(*_INBOX_RELATED[kind])
+    if kind == "message":
+        items = items.filter(call__scorable=True)
+    if handled is not None:
+        items = items.filter(handled_at__isnull=not handled)
+    if location_id:
+        items = items.filter(call__location_id=location_id)
+    if since:
+        items = items.filter(created_at__gte=since)
+    if until:
+        items = items.filter(created_at__lte=until)
+    if call_id:
+        items = items.filter(call_id=call_id)
+    return items
+
+
+def order_list(*, org: Organization, status=None, location_id=None, since=None, until=None):
+    """The org's orders; `since`/`until` bound `placed_at` (both inclusive), `location_id` is the call's."""
+    orders = Order.objects.for_org(org)
+    if status:
+        orders = orders.filter(status=status)
+    if location_id:
+        orders = orders.filter(call__location_id=location_id)
+    if since:
+        orders = orders.filter(placed_at__gte=since)
+    if until:
+        orders = orders.filter(placed_at__lte=until)
+    return orders

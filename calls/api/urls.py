@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
 from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
 
@@ -9,4 +10,14 @@ urlpatterns = [
     path("calls/<str:id>/recording", CallRecordingView.as_view(), name="call-recording"),
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
+    path("orders", OrderListView.as_view(), name="orders"),
+    path("orders/<str:call_id>", OrderDetailView.as_view(), name="order"),
+    *(
+        route
+        for name, list_view, detail_view in FOLLOW_UP_VIEWS
+        for route in (
+            path(name, list_view.as_view(), name=name),
+            path(f"{name}/<str:id>", detail_view.as_view(), name=name[:-1]),
+        )
+    ),
 ]

@@ -6,6 +6,8 @@ from django.apps import apps
 from django.urls import get_resolver
 from rest_framework.test import APIClient
 
+from calls.models import CallbackRequest, Escalation, Message
+from calls.services.configuration import escalation_rule_create
 from orgs.services import fact_create, location_create, team_member_create
 from tests.calls.conftest import Runtime
 from webhooks.services import emit, subscription_create
@@ -26,6 +28,9 @@ BODIES = {
     "/v1/webhook-subscriptions/{subscription}/recover": {"since": "2026-11-01T00:00:00Z"},
     "/v1/webhook-subscriptions/{subscription}/replay": {"since": "2026-11-01T00:00:00Z"},
     "/v1/webhook-subscriptions/{subscription}/test": {},
+    "/v1/callbacks/{callback}": {"handled": True},
+    "/v1/messages/{message}": {"handled": True},
+    "/v1/escalations/{escalation}": {"handled": True},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -54,6 +59,14 @@ ENDPOINTS = {
     "/v1/events/{event}": ("get",),
     "/v1/calls/{call}/events": ("get",),
     "/v1/event-types": ("get",),
+    "/v1/callbacks": ("get",),
+    "/v1/callbacks/{callback}": ("get", "patch"),
+    "/v1/messages": ("get",),
+    "/v1/messages/{message}": ("get", "patch"),
+    "/v1/escalations": ("get",),
+    "/v1/escalations/{escalation}": ("get", "patch"),
+    "/v1/orders": ("get",),
+    "/v1/orders/{call}": ("get",),
 }
 # The same for every organization: the event catalog.
 SHARED = {"/v1/event-types"}
@@ -79,7 +92,14 @@ def world(org, admin, settings):
     )
     runtime = Runtime(org)
     call_id, _ = runtime.start()
-    assert runtime.complete(call_id).status_code in (200, 201)
+    member = team_member_create(org=org, name="Escalation target")
+    rule = escalation_rule_create(org=org, name="Matrix", destination_type="team_member",
+                                  destination_team_member=member)
+    assert runtime.event(call_id, type="callback_requested", label="cb", data={
+        "requested_window": "asap", "reason": "Matrix"}).status_code == 201
+    assert runtime.event(call_id, type="escalation_triggered", label="esc", data={
+        "rule_id": str(rule.id), "triggered_by": "keyword", "context": "x"}).status_code == 201
+    assert runtime.complete(call_id, messages=[{"message": "Matrix message"}]).status_code in (200, 201)
     assert runtime.upload(call_id).status_code in (200, 201)
     call = runtime.call(call_id)
     subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
@@ -93,6 +113,9 @@ def world(org, admin, settings):
         "subscription": subscription,
         "delivery": subscription.deliveries.get(),
         "event": subscription.deliveries.get().event,
+        "callback": CallbackRequest.objects.get(call=call),
+        "message": Message.objects.get(call=call),
+        "escalation": Escalation.objects.get(call=call),
     }
 
 
