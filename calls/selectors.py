@@ -8,13 +8,14 @@ from orgs.selectors import knowledge_etag, knowledge_for_org
 from orgs.tenancy import get_for_org
 from voiceagent.errors import NotFound
 
+from . import search
 from .errors import CallNotFound
 from .models import Calendar, Call, CallbackRequest, Escalation, EscalationRule, Message, Order, OrderStatus
 
 
 def call_list(
     *, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None,
-    disposition=None, scorable=None,
+    disposition=None, scorable=None, classification=None, has_recording=None, direction=None, status=None, q=None,
 ):
     """The org's calls with their order and recording joined (one query per page, whatever its size).
 
@@ -39,6 +40,16 @@ def call_list(
         calls = calls.filter(contact_id=contact_id)
     if outcome is not None:
         calls = calls.filter(outcome=outcome)
+    if classification is not None:
+        calls = calls.filter(classification=classification)
+    if has_recording is not None:
+        calls = calls.filter(recording__isnull=not has_recording)
+    if direction is not None:
+        calls = calls.filter(direction=direction)
+    if status is not None:
+        calls = calls.filter(status=status)
+    if q:
+        calls = search.matching(calls, q)
     return calls
 
 

@@ -4,9 +4,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
-from calls import recordings, selectors
+from calls import recordings, search, selectors
 from calls.errors import RecordingNotReady
-from calls.models import CancelSource
+from calls.models import Call, CancelSource, Classification
 from calls.services.orders import order_set_status
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
@@ -30,6 +30,17 @@ class CallListParams(ListParams):
     location_id = serializers.UUIDField(required=False)
     contact_id = serializers.UUIDField(required=False)
     outcome = serializers.CharField(required=False, max_length=64, help_text="e.g. `order`, `message`, `booking`.")
+    disposition = serializers.ChoiceField(choices=Call.Disposition.choices, required=False)
+    classification = serializers.ChoiceField(choices=Classification.choices, required=False)
+    scorable = serializers.BooleanField(required=False, allow_null=True, default=None)
+    has_recording = serializers.BooleanField(required=False, allow_null=True, default=None)
+    direction = serializers.ChoiceField(choices=Call.Direction.choices, required=False)
+    status = serializers.ChoiceField(choices=Call.Status.choices, required=False)
+    q = serializers.CharField(
+        required=False, max_length=search.MAX_LENGTH,
+        help_text='Full-text search of the summary and the transcript: every word must match (stemmed), '
+        '"a phrase" in quotes matches in order, `word*` matches a prefix. Still newest first.',
+    )
 
 
 class CallListView(OrgAPIView):
@@ -46,7 +57,10 @@ class CallListView(OrgAPIView):
     )
     def get(self, request):
         params = self.validate_query(CallListParams)
-        filters = {key: params.get(key) for key in ("since", "until", "location_id", "contact_id", "outcome")}
+        filters = {key: params.get(key) for key in (
+            "since", "until", "location_id", "contact_id", "outcome", "disposition", "classification", "scorable",
+            "has_recording", "direction", "status", "q",
+        )}
         calls = selectors.call_list(org=self.org, **filters)
         rows, has_more, next_cursor = paginate(calls, params, time_field="started_at", scope="calls")
         return list_response(CallSerializer(rows, many=True).data, has_more, next_cursor)
