@@ -53,6 +53,21 @@ def _fingerprint(request) -> str:
     return hashlib.sha256(f"{request.method}\n{request.get_full_path()}\n{body}".encode()).hexdigest()
 
 
+# One statement, replacing an expired answer under the same key if there is one.
+_STORE = """
+    INSERT INTO orgs_idempotencykey (api_key_id, key, fingerprint, status_code, body, created_at)
+    VALUES (%s, %s, %s, %s, %s, now())
+    ON CONFLICT (api_key_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
+        status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = EXCLUDED.created_at
+"""
+
+
+def _store(api_key_id, key: str, fingerprint: str, response) -> None:
+    body = json.dumps(response.data).encode() if response.data is not None else b""
+    with connection.cursor() as cursor:
+        cursor.execute(_STORE, [api_key_id, key, fingerprint, response.status_code, body])
+
+
 def wrap(view, request, handler):
     """The handler to run for this request: `handler` itself, or `handler` under its Idempotency-Key."""
     value = request.headers.get(HEADER)
@@ -81,11 +96,7 @@ def wrap(view, request, handler):
                                 headers={"Idempotent-Replayed": "true"})
             response = handler(request, *args, **kwargs)
             if response.status_code < 500:
-                IdempotencyKey.objects.filter(api_key=api_key, key=key).delete()  # an expired one
-                IdempotencyKey.objects.create(
-                    api_key=api_key, key=key, fingerprint=fingerprint, status_code=response.status_code,
-                    body=json.dumps(response.data).encode() if response.data is not None else b"",
-                )
+                _store(api_key.pk, key, fingerprint, response)
             return response
 
     return run
