@@ -2,13 +2,17 @@
 under the same key is 422; a key in use is 409; errors and 5xx are not kept; auth, scope, rate limit and the header
 check come first; answers are kept 24 hours, then purged."""
 
+import threading
+import time
 from datetime import timedelta
 
 import psycopg
 import pytest
+import requests
 from django.db import connection
 from django.utils import timezone
 
+from contacts import services
 from contacts.models import Contact
 from orgs.models import IdempotencyKey
 from orgs.tasks import idempotency_keys_purge
@@ -127,3 +131,31 @@ def test_the_schema_documents_the_header_on_every_post_and_patch(client):
             if path.startswith("/v1/") and method in item:
                 names = [p["name"] for p in item[method].get("parameters", [])]
                 assert "Idempotency-Key" in names, f"{method} {path}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_requests_with_one_key_one_runs_the_other_is_409(live_server, write_key, org, monkeypatch):
+    """Two real HTTP requests on a live server: the first holds the key while its (slowed) handler runs."""
+    create = services.contact_create
+    started = threading.Event()
+
+    def slow(**kwargs):
+        started.set()
+        time.sleep(1.0)
+        return create(**kwargs)
+
+    monkeypatch.setattr("contacts.api.views.services.contact_create", slow)
+    headers = {"Authorization": f"Bearer {write_key[1]}", "Idempotency-Key": "together"}
+    results = {}
+
+    def send(name):
+        results[name] = requests.post(f"{live_server.url}/v1/contacts", json=BODY, headers=headers, timeout=10)
+
+    first = threading.Thread(target=send, args=("first",))
+    first.start()
+    assert started.wait(5)
+    send("second")
+    first.join()
+    assert results["first"].status_code == 201
+    assert (results["second"].status_code, results["second"].json()) == (409, {"error": "idempotency_key_in_use"})
+    assert Contact.objects.filter(organization=org).count() == 1
