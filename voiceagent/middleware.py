@@ -95,3 +95,17 @@ class ApiErrorMiddleware:
             return None
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         return JsonResponse(error_body_for_status(500), status=500)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Every HTML page gets settings.CONTENT_SECURITY_POLICY (scripts from this origin only), unless its view set a
+    policy of its own (the API docs page: voiceagent/docs.py)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if "Content-Security-Policy" not in response and response.get("Content-Type", "").startswith("text/html"):
+            response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY
+        return response

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "voiceagent",
     "orgs",
@@ -84,6 +85,7 @@ MIDDLEWARE = [
     "voiceagent.middleware.BodySizeLimitMiddleware",
     "voiceagent.middleware.NoCorsMiddleware",
     "voiceagent.middleware.ApiErrorMiddleware",
+    "voiceagent.middleware.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -96,6 +98,14 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "voiceagent.urls"
+
+# Every HTML page: scripts and styles from this origin only, no inline script, no framing. CSP_MEDIA_SRC adds the
+# origins recordings play from (an S3 bucket's, when recordings are stored there).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    f"media-src 'self' {' '.join(env.list('CSP_MEDIA_SRC', default=[]))}".rstrip() + "; "
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'"
+)
 WSGI_APPLICATION = "voiceagent.wsgi.application"
 
 TEMPLATES = [
@@ -190,6 +200,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "v1",
     # 3.1 for the `webhooks` section: the nine events with the catalog's schemas (webhooks/api/openapi.py).
     "OAS_VERSION": "3.1.0",
+    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",

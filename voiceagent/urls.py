@@ -1,11 +1,13 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularJSONAPIView
 
 from dashboard.urls import meetings_urls
 
+from . import health
 from .api import fallbacks
+from .docs import ApiDocsView
 
 v1 = [
     path("", include("orgs.api.urls")),
@@ -21,7 +23,9 @@ urlpatterns = [
     path("hooks/", include("meetings.hooks.urls")),
     path("recordings/", include("calls.urls")),
     path("api/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
-    path("api/docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("api/docs", ApiDocsView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("meetings/", include(meetings_urls)),
     path("", include("dashboard.urls")),
 ]

@@ -1,0 +1,84 @@
+"""/healthz and /readyz: outside /v1, no key, never cached; /readyz names each check with its latency and turns 503
+within a second of PostgreSQL or Redis going away, and 200 again when it returns."""
+
+import time
+
+import pytest
+from django.db import connections
+
+from tests.support.celery_worker import RedisServer, free_port
+from voiceagent import health
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_answers_without_a_key_and_is_never_cached(client):
+    response = client.get("/healthz")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert "no-store" in response["Cache-Control"]
+    assert client.post("/healthz").status_code == 405
+
+
+def test_readyz_names_every_check_with_its_latency(client):
+    response = client.get("/readyz")
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    body = response.json()
+    assert body["status"] == "ready"
+    assert set(body["checks"]) == {"database", "redis", "broker"}
+    assert all(c["ok"] is True and isinstance(c["ms"], float) for c in body["checks"].values())
+    assert "RateLimit-Limit" not in response
+
+
+def _ready(client):
+    started = time.perf_counter()
+    response = client.get("/readyz")
+    return response.status_code, response.json(), time.perf_counter() - started
+
+
+def test_redis_stopping_makes_it_503_within_a_second_and_200_again(client, settings):
+    server = RedisServer().start()
+    try:
+        settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": server.url}}
+        settings.CELERY_BROKER_URL = server.url
+        assert _ready(client)[0] == 200
+        server.stop()
+        status, body, took = _ready(client)
+        assert status == 503 and took < 1.0
+        assert body["status"] == "unavailable"
+        assert body["checks"]["redis"]["ok"] is False and body["checks"]["broker"]["ok"] is False
+        assert body["checks"]["redis"]["error"] == "ConnectionError"
+        assert body["checks"]["database"]["ok"] is True
+        server.start()
+        assert _ready(client)[0] == 200
+    finally:
+        server.stop()
+
+
+def test_postgresql_unreachable_makes_it_503_within_a_second(client, monkeypatch):
+    connections.settings["unreachable"] = {**connections.settings["default"], "HOST": "127.0.0.1",
+                                           "PORT": str(free_port())}
+    monkeypatch.setattr(health, "DATABASE", "unreachable")
+    try:
+        status, body, took = _ready(client)
+        assert status == 503 and took < 1.0
+        assert body["checks"]["database"]["ok"] is False and body["checks"]["redis"]["ok"] is True
+    finally:
+        connections["unreachable"].close()
+        del connections.settings["unreachable"]
+
+
+def test_html_pages_carry_a_content_security_policy_and_json_does_not(client, admin_client):
+    page = admin_client.get("/calls/")
+    policy = page["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    assert client.get("/login/")["Content-Security-Policy"] == policy
+    assert "Content-Security-Policy" not in client.get("/healthz")
+
+
+def test_the_docs_page_loads_redoc_from_this_origin(client):
+    page = client.get("/api/docs")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "cdn" not in html.lower() and "googleapis" not in html
+    assert '<script src="/static/drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js"></script>' in html
+    assert "script-src 'self';" in page["Content-Security-Policy"]
