@@ -13,11 +13,11 @@ process sees them:
 import hashlib
 import time
 
-from django.core.cache import cache
 from django.shortcuts import render
 
-from voiceagent.api.throttling import hit
+from voiceagent import counters
 from voiceagent.clientaddr import client_address
+from voiceagent.counters import hit
 
 WINDOW_SECONDS = 60
 
@@ -66,18 +66,18 @@ class AccountBrake:
 
     def wait(self) -> int:
         """Seconds this account must still wait (0: go ahead)."""
-        until = cache.get(self.until_key)
+        until = counters.get(self.until_key)
         return max(0, int(until - time.time() + 0.999)) if until else 0
 
     def failed(self) -> None:
         failures = hit(self.failures_key, ttl=self.MEMORY)
         if failures >= self.FREE_FAILURES:
             wait = min(self.MAX_WAIT, self.FIRST_WAIT * 2 ** (failures - self.FREE_FAILURES))
-            cache.set(self.until_key, time.time() + wait, timeout=wait)
+            counters.put(self.until_key, time.time() + wait, ttl=wait)
 
     def allow(self, limit: int, per_seconds: int) -> bool:
         """Counts one request for this account; False once more than `limit` came within `per_seconds`."""
         return hit(f"{self.failures_key}:{per_seconds}", ttl=per_seconds) <= limit
 
     def succeeded(self) -> None:
-        cache.delete_many([self.failures_key, self.until_key])
+        counters.delete(self.failures_key, self.until_key)

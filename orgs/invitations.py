@@ -13,11 +13,11 @@ import time
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from voiceagent import counters
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.validation import check_email
 
@@ -41,9 +41,7 @@ def _digest(token: str) -> str:
 
 def _count_one(org: Organization) -> None:
     """One more invitation e-mail for `org` this hour, or TooManyInvitations (shared by every process)."""
-    key = f"invitations:{org.pk}:{int(time.time() // 3600)}"
-    cache.add(key, 0, timeout=7200)
-    if cache.incr(key) > INVITATIONS_PER_HOUR:
+    if counters.hit(f"invitations:{org.pk}:{int(time.time() // 3600)}", ttl=7200) > INVITATIONS_PER_HOUR:
         raise TooManyInvitations(f"At most {INVITATIONS_PER_HOUR} invitations an hour: try again later.")
 
 

@@ -4,15 +4,21 @@ from rest_framework.test import APIClient
 
 from tests.factories import MembershipFactory, OrganizationFactory, make_key
 from tests.support.clients import logged_in
+from voiceagent import counters, outbox
 
 pytest_plugins = ["tests.support.browser"]
 
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
-    # Rate-limit counters live in the cache; each test starts from zero (each xdist worker has its own Redis db).
+    # Rate-limit counters live in the cache; each test starts from zero (each xdist worker has its own Redis db),
+    # and so does the per-process fallback a Redis outage leaves behind.
     cache.clear()
+    counters.reset()
+    outbox.reset_breakers()
     yield
+    counters.reset()
+    outbox.reset_breakers()
 
 
 @pytest.fixture

@@ -4,7 +4,9 @@ An outbox is a table of rows written in the same transaction as the change that 
 `next_attempt_at`, stamped `enqueued_at` when last put on the broker) and a Celery task that works rows by id.
 A `Publisher` puts ids on the broker as that task:
 
-- after commit (`publish_on_commit`), so a rolled-back change publishes nothing;
+- after commit (`publish_on_commit`), so a rolled-back change publishes nothing, and from this process's publishing
+  thread, so the request that committed never waits for the broker (with the broker gone, a publish waits up to
+  CELERY_BROKER_CONNECTION_TIMEOUT);
 - never raising: a broker failure is logged and the rows wait for the sweep. With the broker down each publish
   can stall for a second or more, so after one failure this process stops trying for BROKER_BACKOFF_SECONDS (a
   small circuit breaker): requests that write outbox rows stay fast, and the sweep publishes the committed rows
@@ -104,13 +106,18 @@ class Publisher:
         self._coalescer: _Coalescer | None = None
         _publishers.append(self)
 
-    def publish(self, ids, *, now: bool = False) -> int:
+    def publish(self, ids, *, now: bool = False, background: bool = False) -> int:
         """Puts `ids` on the broker; returns how many reached it, or were buffered for the publish at the end of
-        the current coalescing window. `now=True`, a full batch, or no window publishes at once. Never raises."""
+        the current coalescing window. `now=True`, a full batch, or no window publishes at once. `background=True`
+        hands them to this process's publishing thread instead, so the caller never waits for the broker (a
+        request after its commit). Never raises."""
         ids = [str(pk) for pk in ids]
         if not ids or time.monotonic() < self.down_until:
             return 0
         window = self.window() if self.window else 0
+        if background:
+            self._get_coalescer().push(ids, window)
+            return len(ids)
         if now or window <= 0 or len(ids) >= self._size():
             return self._send(ids)
         if self._get_coalescer().add(ids, window):
@@ -121,7 +128,7 @@ class Publisher:
         """Publishes `ids` once the current transaction commits (nothing if it rolls back)."""
         ids = [str(pk) for pk in ids]
         if ids:
-            transaction.on_commit(lambda: self.publish(ids))
+            transaction.on_commit(lambda: self.publish(ids, background=True))
 
     def sweep(self) -> int:
         """Publishes the due rows that no publish covers any more (retries whose time came, enqueues the broker
@@ -193,6 +200,15 @@ class _Coalescer:
             self.cond.notify()
             return False
 
+    def push(self, ids: list[str], window: float) -> None:
+        """Buffers ids for the thread: sent at once in a quiet moment, at the end of the open window otherwise."""
+        with self.cond:
+            self.buffer.extend(ids)
+            now = time.monotonic()
+            if now >= self.window_ends:
+                self.window, self.window_ends = window, now
+            self.cond.notify()
+
     def _run(self):
         while True:
             with self.cond:
@@ -214,6 +230,12 @@ class _Coalescer:
 
 
 _publishers: list[Publisher] = []
+
+
+def reset_breakers() -> None:
+    """Lets every publisher of this process try the broker again at once (tests that stop the broker)."""
+    for publisher in _publishers:
+        publisher.down_until = 0.0
 
 
 @atexit.register

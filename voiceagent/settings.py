@@ -133,6 +133,9 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env("CACHE_REDIS_URL", default=REDIS_URL),
         "KEY_PREFIX": "va",
+        # An unreachable or hung Redis costs a request half a second at most, once: voiceagent/counters.py then
+        # counts in the process for a second before trying again.
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
 
@@ -222,6 +225,10 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# How long a publish may wait for the broker in all (kombu retries within it). A web request publishes after its
+# commit: with the broker gone, the first publish waits this long, then the outbox's breaker skips publishing (the
+# sweep covers the rows) so the next requests do not wait at all.
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=0.5)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # Django's LOGGING (with request ids) stays in charge
 CELERY_TASK_ACKS_LATE = True

@@ -13,7 +13,7 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijk
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A=")
 
 from .settings import *  # noqa: E402, F403
-from .settings import REDIS_URL, VAR_DIR  # noqa: E402
+from .settings import CACHES, REDIS_URL, VAR_DIR  # noqa: E402
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -27,7 +27,7 @@ def _redis_db(url: str, db: int) -> str:
 
 
 CACHE_REDIS_URL = _redis_db(REDIS_URL, 1 + WORKER_NUMBER * 2)
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_REDIS_URL}}
+CACHES = {"default": {**CACHES["default"], "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": ""}}
 CELERY_BROKER_URL = _redis_db(REDIS_URL, 2 + WORKER_NUMBER * 2)
 
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False  # the live server and the browser tests speak plain HTTP

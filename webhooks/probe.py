@@ -11,8 +11,9 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 
-from django.core.cache import cache
 from django.utils import timezone
+
+from voiceagent import counters
 
 from . import catalog, crypto
 from .models import Subscription
@@ -52,9 +53,7 @@ def take_test_slot(subscription: Subscription) -> int | None:
     """Counts one test of this subscription in the current minute (shared by every process through Redis). None
     when it may run; else the seconds until the next minute, when it may."""
     now = time.time()
-    key = f"webhook-test:{subscription.pk}:{int(now // 60)}"
-    cache.add(key, 0, timeout=120)
-    if cache.incr(key) <= TESTS_PER_MINUTE:
+    if counters.hit(f"webhook-test:{subscription.pk}:{int(now // 60)}", ttl=120) <= TESTS_PER_MINUTE:
         return None
     return max(1, 60 - int(now % 60))
 

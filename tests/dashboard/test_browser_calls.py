@@ -5,6 +5,7 @@ so that the `standardwebhooks` library verifies it. Headless Debian Chromium via
 test-artifacts/screenshots/ (calls-*.png)."""
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -35,6 +36,13 @@ pytestmark = BROWSER_MARKS
 
 def shot(page, name):
     support_shot(page, f"calls-{name}")
+
+
+def poll(page, expression: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"never true: {expression}"
+        time.sleep(0.05)
 
 
 def nav(page, name):
@@ -126,9 +134,10 @@ def walk(live_server, page, settings, tmp_path, celery_worker_factory):  # noqa:
         fetched = page.request.get(src)
         assert fetched.status == 200 and fetched.headers["content-type"] == "audio/wav"
         assert fetched.body()[:4] == b"RIFF"
-        page.wait_for_function("document.querySelector('[data-testid=call-recording]').readyState >= 1")
+        # Polled from here: wait_for_function evaluates a string in the page, which its CSP (no unsafe-eval) refuses.
+        poll(page, "document.querySelector('[data-testid=call-recording]').readyState >= 1")
         page.evaluate("document.querySelector('[data-testid=call-recording]').play()")
-        page.wait_for_function("document.querySelector('[data-testid=call-recording]').currentTime > 0")
+        poll(page, "document.querySelector('[data-testid=call-recording]').currentTime > 0")
         assert page.evaluate("document.querySelector('[data-testid=call-recording]').error") is None
         shot(page, "03-call-page")
 

@@ -31,7 +31,7 @@ def _offline_webhooks(monkeypatch):
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
     monkeypatch.setattr("webhooks.ssrf.resolve_host", resolve)
-    monkeypatch.setattr("webhooks.tasks.publisher.publish", lambda ids: 0)
+    monkeypatch.setattr("webhooks.tasks.publisher.publish", lambda ids, **kwargs: 0)
 
 
 def nav(page, name):

@@ -7,25 +7,14 @@ headers follow the IETF RateLimit draft and go on every response through `RateLi
 import time
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
+
+from voiceagent import counters
+from voiceagent.counters import hit
 
 from .permissions import READ_METHODS
 
 WINDOW_SECONDS = 60
-
-
-def hit(counter: str, *, ttl: int) -> int:
-    """Adds one to `counter` and returns the new count, atomically across processes.
-
-    One round trip: SET NX EX (creates the counter with its expiry, once) and INCR, pipelined; Django's
-    add() + incr() costs three. Not EXPIRE NX, which needs Redis 7 (the embedded server is 6.2).
-    """
-    name = cache.make_and_validate_key(counter)
-    pipe = cache._cache.get_client(name, write=True).pipeline(transaction=False)
-    pipe.set(name, 0, ex=ttl, nx=True)
-    pipe.incr(name)
-    return pipe.execute()[1]
 
 
 def _window(request) -> tuple[str, int, int]:
@@ -59,7 +48,7 @@ def rate_limit_headers(request) -> dict[str, str]:
         if getattr(request, "auth", None) is None:
             return {}
         counter, limit, reset = _window(request)
-        info = {"limit": limit, "remaining": max(0, limit - (cache.get(counter) or 0)), "reset": reset}
+        info = {"limit": limit, "remaining": max(0, limit - counters.peek(counter)), "reset": reset}
     return {
         "RateLimit-Limit": str(info["limit"]),
         "RateLimit-Remaining": str(info["remaining"]),

@@ -1,0 +1,115 @@
+"""Short-lived counters and flags in Redis, shared by every process (the API's rate limits, the dashboard's brakes,
+the test-delivery and invitation limits), and what they fall back to when Redis cannot be reached.
+
+A Redis outage must not be an API outage: when a call to Redis fails (refused, reset, or 0.5 s without an answer:
+the cache's socket timeouts), this process counts on its own for the next second before trying Redis again, and
+answers from that count. Each process then holds its own window, so with W processes a key may get up to W times a
+limit while Redis is away (docs/api.md#limits). When Redis answers again the shared counts resume, fresh.
+"""
+
+import logging
+import threading
+import time
+
+from django.core.cache import cache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger("voiceagent.counters")
+
+RETRY_AFTER_SECONDS = 1.0
+_lock = threading.Lock()
+_local: dict[str, tuple[object, float]] = {}  # key -> (value, expires at, time.monotonic())
+_down_until = 0.0
+
+
+def _redis_ok() -> bool:
+    return time.monotonic() >= _down_until
+
+
+def _down(exc: Exception) -> None:
+    global _down_until
+    if _redis_ok():
+        logger.warning("Redis unreachable (%s): counting in this process for %.0f s", type(exc).__name__,
+                       RETRY_AFTER_SECONDS)
+    _down_until = time.monotonic() + RETRY_AFTER_SECONDS
+
+
+def _local_get(key: str):
+    value, expires = _local.get(key, (None, 0.0))
+    if expires <= time.monotonic():
+        _local.pop(key, None)
+        return None
+    return value
+
+
+def hit(counter: str, *, ttl: int) -> int:
+    """Adds one to `counter` and returns the new count, atomically across processes.
+
+    One round trip: SET NX EX (creates the counter with its expiry, once) and INCR, pipelined; Django's add() + incr()
+    costs three. Not EXPIRE NX, which needs Redis 7 (the embedded server is 6.2).
+    """
+    if _redis_ok():
+        try:
+            name = cache.make_and_validate_key(counter)
+            pipe = cache._cache.get_client(name, write=True).pipeline(transaction=False)
+            pipe.set(name, 0, ex=ttl, nx=True)
+            pipe.incr(name)
+            return pipe.execute()[1]
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    with _lock:
+        count = (_local_get(counter) or 0) + 1
+        expires = _local.get(counter, (None, time.monotonic() + ttl))[1]
+        _local[counter] = (count, expires)
+        return count
+
+
+def peek(counter: str) -> int:
+    """The current count (0 when none)."""
+    if _redis_ok():
+        try:
+            return cache.get(counter) or 0
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    with _lock:
+        return _local_get(counter) or 0
+
+
+def get(key: str):
+    if _redis_ok():
+        try:
+            return cache.get(key)
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    with _lock:
+        return _local_get(key)
+
+
+def put(key: str, value, *, ttl: float) -> None:
+    if _redis_ok():
+        try:
+            cache.set(key, value, timeout=ttl)
+            return
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    with _lock:
+        _local[key] = (value, time.monotonic() + ttl)
+
+
+def delete(*keys: str) -> None:
+    with _lock:
+        for key in keys:
+            _local.pop(key, None)
+    if _redis_ok():
+        try:
+            cache.delete_many(list(keys))
+        except (RedisError, OSError) as exc:
+            _down(exc)
+
+
+def reset() -> None:
+    """Forgets this process's fallback counts and trusts Redis again (tests)."""
+    global _down_until
+    with _lock:
+        _local.clear()
+    _down_until = 0.0
