@@ -26,6 +26,8 @@ for _name in ("DATABASE_URL", "REDIS_URL"):
         )
 
 DEBUG = env.bool("DEBUG", default=False)
+# What is misconfigured for a start outside DEBUG, collected here and refused once, in one message, at the end.
+_PROBLEMS: list[str] = []
 # Only DEBUG may fall back to a key from the repository: with it anyone could forge cursors and recording
 # links, and webhook secrets would be encrypted under a public key. `make run` writes real ones into `.env`.
 SECRET_KEY = env("SECRET_KEY", default="insecure-dev-only-secret-key-change-me-0123456789" if DEBUG else "")
@@ -43,14 +45,14 @@ if not DEBUG and any(
     for token in [AGENT_RUNTIME_TOKEN, *AGENT_RUNTIME_TOKENS]
     if token
 ):
-    raise ImproperlyConfigured(
+    _PROBLEMS.append(
         f"AGENT_RUNTIME_TOKEN and every AGENT_RUNTIME_TOKENS entry must be at least {MIN_RUNTIME_TOKEN_LENGTH} "
         "characters of at least 10 different ones, without whitespace, unless DEBUG is on; generate one with "
         "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
     )
 FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
 if not DEBUG and not (SECRET_KEY and FIELD_ENCRYPTION_KEY):
-    raise ImproperlyConfigured(
+    _PROBLEMS.append(
         "SECRET_KEY and FIELD_ENCRYPTION_KEY must be set (environment or .env) unless DEBUG is on; "
         "`make run` writes both into .env."
     )
@@ -263,6 +265,11 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
+if not DEBUG and EMAIL_CONFIG["EMAIL_BACKEND"].rsplit(".", 2)[-2] in {"console", "locmem", "dummy", "filebased"}:
+    _PROBLEMS.append(
+        "EMAIL_URL must name a mail server (smtp+tls://user:password@host:587) unless DEBUG is on: console mail "
+        "would print password-reset and invitation links into the logs."
+    )
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Voice Agent <no-reply@voiceagent.local>")
 # A send holds its outbox row's lock; SMTP must not hang it (Django's default is no timeout at all).
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
@@ -293,3 +300,16 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=
 CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Behind a proxy that terminates TLS (README "Deploying behind a proxy"): trust its X-Forwarded-Proto, redirect plain
+# HTTP, and send HSTS. The probes stay reachable over plain HTTP from inside.
+if env.bool("BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+
+if _PROBLEMS:
+    raise ImproperlyConfigured(
+        "The service cannot start outside DEBUG until this is fixed:\n" + "\n".join(f"- {p}" for p in _PROBLEMS)
+    )

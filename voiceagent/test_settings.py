@@ -11,6 +11,7 @@ os.environ["VOICEAGENT_IGNORE_DOTENV"] = "1"
 # Set before the real settings load, which refuse to start without them outside DEBUG.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A=")
+os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1025")  # never used: the tests' backend is locmem (below)
 
 from .settings import *  # noqa: E402, F403
 from .settings import CACHES, REDIS_URL, VAR_DIR  # noqa: E402
