@@ -1,8 +1,10 @@
 """Request ids: one per request, on the response and on every log line written while serving it."""
 
 import contextvars
+import json
 import logging
 import re
+import time
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -14,3 +16,57 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id_var.get()
         return True
+
+
+# What must never reach a log line, whatever wrote it: API keys, webhook secrets, bearer tokens, recording tokens.
+_SECRETS = (
+    (re.compile(r"va_live_[A-Za-z0-9]{4}[A-Za-z0-9]+"), "va_live_[redacted]"),
+    (re.compile(r"whsec_[A-Za-z0-9+/=]+"), "whsec_[redacted]"),
+    (re.compile(r"(Bearer\s+)\S+", re.IGNORECASE), r"\1[redacted]"),
+    (re.compile(r"([?&](?:token|signature|X-Amz-Signature|X-Amz-Credential)=)[^&\s\"']+", re.IGNORECASE),
+     r"\1[redacted]"),
+    (re.compile(r"(/recordings/)(?!\?)[^/\s?\"']+"), r"\1[redacted]"),
+)
+
+
+def scrub(text: str) -> str:
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class ScrubFilter(logging.Filter):
+    """Renders the message once, without secrets; every handler of the project runs it (LOGGING)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message)
+        if clean != message or record.args:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+# The request fields a JSON line carries when the record has them (set by RequestLogMiddleware).
+JSON_FIELDS = ("org_id", "key_prefix", "route", "method", "status", "duration_ms")
+
+
+class JsonFormatter(logging.Formatter):
+    """LOG_FORMAT=json: one object per line (time, level, logger, message, request_id, and the request fields)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", "-"),
+        }
+        line.update({field: getattr(record, field) for field in JSON_FIELDS if hasattr(record, field)})
+        if record.exc_text or record.exc_info:
+            line["exception"] = record.exc_text or scrub(self.formatException(record.exc_info))
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+    converter = staticmethod(time.gmtime)

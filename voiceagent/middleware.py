@@ -1,6 +1,7 @@
 """Middleware shared by every interface: request ids, the body-size edge, no CORS, JSON errors on the API."""
 
 import logging
+import time
 import uuid
 
 from django.conf import settings
@@ -27,9 +28,28 @@ class RequestIdMiddleware:
         # Not reset on the way out: Django logs 4xx/5xx ("Not Found: ...") after the middleware returns, and
         # those lines carry the id too. request_finished (below) clears it once the response is done.
         request_id_var.set(request_id)
+        started = time.perf_counter()
         response = self.get_response(request)
         response["X-Request-Id"] = request_id
+        if settings.LOG_REQUESTS:
+            _log_request(request, response, started)
         return response
+
+
+def _log_request(request, response, started: float) -> None:
+    """The request's one line: its route (the URL pattern, so no id or token of the path reaches the log), status,
+    duration, and who asked (org id, the key's visible prefix)."""
+    match = getattr(request, "resolver_match", None)
+    key = getattr(request, "auth", None)
+    org = getattr(request, "org", None) or getattr(key, "organization", None)
+    logger.info("%s %s %s", request.method, match.route if match else "-", response.status_code, extra={
+        "method": request.method,
+        "route": match.route if match else None,
+        "status": response.status_code,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        "org_id": str(org.pk) if org is not None else None,
+        "key_prefix": getattr(key, "key_prefix", None),
+    })
 
 
 @receiver(request_finished, dispatch_uid="voiceagent.clear_request_id")

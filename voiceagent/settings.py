@@ -274,15 +274,27 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Voice Agent <no-reply@vo
 # A send holds its outbox row's lock; SMTP must not hang it (Django's default is no timeout at all).
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
 
+# LOG_FORMAT=json: one JSON object per line for the web server, the worker and beat (they share this config).
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+# One line per request (route, status, duration, org, key prefix): on with JSON logs unless LOG_REQUESTS says.
+LOG_REQUESTS = env.bool("LOG_REQUESTS", default=LOG_FORMAT == "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "voiceagent.logging.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "voiceagent.logging.RequestIdFilter"},
+        "scrub": {"()": "voiceagent.logging.ScrubFilter"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [request_id=%(request_id)s] %(message)s"},
+        "json": {"()": "voiceagent.logging.JsonFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id", "scrub"],
+        },
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
