@@ -9,6 +9,7 @@ from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
 
+from . import metrics
 from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
 
@@ -31,6 +32,7 @@ class RequestIdMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         response["X-Request-Id"] = request_id
+        metrics.observe(request, response.status_code, time.perf_counter() - started)
         if settings.LOG_REQUESTS:
             _log_request(request, response, started)
         return response

@@ -274,6 +274,9 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Voice Agent <no-reply@vo
 # A send holds its outbox row's lock; SMTP must not hang it (Django's default is no timeout at all).
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
 
+# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is off (404).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+
 # LOG_FORMAT=json: one JSON object per line for the web server, the worker and beat (they share this config).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
 # One line per request (route, status, duration, org, key prefix): on with JSON logs unless LOG_REQUESTS says.

@@ -8,6 +8,7 @@ from dashboard.urls import meetings_urls
 from . import health
 from .api import fallbacks
 from .docs import ApiDocsView
+from .metrics import metrics_view
 
 v1 = [
     path("", include("orgs.api.urls")),
@@ -26,6 +27,7 @@ urlpatterns = [
     path("api/docs", ApiDocsView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("meetings/", include(meetings_urls)),
     path("", include("dashboard.urls")),
 ]
