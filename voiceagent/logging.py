@@ -44,8 +44,9 @@ class ScrubFilter(logging.Filter):
         if clean != message or record.args:
             record.msg, record.args = clean, None
         if record.exc_info and not record.exc_text:
+            # Formatters print exc_text when it is set, so the traceback goes out scrubbed; exc_info stays for
+            # handlers that inspect the exception itself.
             record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
         return True
 
 
@@ -65,7 +66,7 @@ class JsonFormatter(logging.Formatter):
             "request_id": getattr(record, "request_id", "-"),
         }
         line.update({field: getattr(record, field) for field in JSON_FIELDS if hasattr(record, field)})
-        if record.exc_text or record.exc_info:
+        if record.exc_info or record.exc_text:
             line["exception"] = record.exc_text or scrub(self.formatException(record.exc_info))
         return json.dumps(line, ensure_ascii=False, default=str)
 
