@@ -60,7 +60,8 @@ def _clear_request_id(**kwargs):
 
 
 class BodySizeLimitMiddleware:
-    """413 for bodies over 4.5 MB, decided from Content-Length before anything reads or parses the body."""
+    """413 for bodies over 4.5 MB, decided from Content-Length before anything reads or parses the body; 414 for a
+    path and query string over MAX_URL_LENGTH."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -73,6 +74,10 @@ class BodySizeLimitMiddleware:
         if length > settings.MAX_REQUEST_BODY_BYTES:
             # No `Connection: close` here: hop-by-hop headers are the server's (wsgiref refuses them outright).
             return JsonResponse(error_body_for_status(413), status=413)
+        # gunicorn.conf.py lets request lines up to 8,190 bytes through, so this documented limit answers in JSON
+        # before gunicorn's own HTML 414 would.
+        if len(request.META.get("PATH_INFO", "")) + len(request.META.get("QUERY_STRING", "")) > settings.MAX_URL_LENGTH:
+            return JsonResponse(error_body_for_status(414), status=414)
         return self.get_response(request)
 
 

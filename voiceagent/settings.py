@@ -174,6 +174,7 @@ WHITENOISE_USE_FINDERS = True
 
 # Exact body limit (docs/api.md#limits): 4.5 MB, decided before any parsing.
 MAX_REQUEST_BODY_BYTES = 4_718_592
+MAX_URL_LENGTH = 4096  # path plus query string; longer is 414 `uri_too_long` (docs/api.md#limits)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 

@@ -28,6 +28,7 @@ CODES_BY_STATUS = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     429: "rate_limited",
 }
 
