@@ -1,8 +1,9 @@
 """A recording URL's token is an hour's playback, so it never reaches a log line: the minted URL carries it in the
-query string, which gunicorn's access log format (the Procfile's, formatted by gunicorn itself) does not write,
+query string, which gunicorn's access log format (gunicorn.conf.py's, formatted by gunicorn itself) does not write,
 nor do Django's request logging and our own lines."""
 
 import logging
+import runpy
 import shlex
 from datetime import timedelta
 from types import SimpleNamespace
@@ -17,10 +18,14 @@ from calls.models import Recording
 
 
 def _procfile_access_log_format() -> str:
+    """The format of the project's gunicorn: gunicorn.conf.py's (which the Procfile's gunicorn reads), unless the
+    Procfile overrides it on its command line."""
     web = next(line for line in (django_settings.BASE_DIR / "Procfile").read_text().splitlines()
                if line.startswith("web:"))
     words = shlex.split(web.removeprefix("web:"))
-    return words[words.index("--access-logformat") + 1]
+    if "--access-logformat" in words:
+        return words[words.index("--access-logformat") + 1]
+    return runpy.run_path(str(django_settings.BASE_DIR / "gunicorn.conf.py"))["access_log_format"]
 
 
 def _access_log_line(url: str) -> str:
