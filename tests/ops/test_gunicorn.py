@@ -13,7 +13,7 @@ import time
 import pytest
 from django.conf import settings
 
-from tests.support.celery_worker import free_port, test_database_url
+from tests.support import celery_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -26,10 +26,10 @@ def test_a_long_url_is_answered_in_json_by_the_app(client):
 
 @pytest.fixture
 def gunicorn(tmp_path):
-    port = free_port()
+    port = celery_worker.free_port()
     log = open(tmp_path / "gunicorn.log", "wb")  # noqa: SIM115 - closed below
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings", "DATABASE_URL": test_database_url(),
-           "WEB_WORKERS": "1"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings", "WEB_WORKERS": "1",
+           "DATABASE_URL": celery_worker.test_database_url()}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}"],
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
