@@ -9,7 +9,6 @@ usable link. Each resend draws a new nonce (the previous link dies) and restarts
 import hashlib
 import hmac
 import secrets
-import time
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
@@ -41,7 +40,7 @@ def _digest(token: str) -> str:
 
 def _count_one(org: Organization) -> None:
     """One more invitation e-mail for `org` this hour, or TooManyInvitations (shared by every process)."""
-    if counters.hit(f"invitations:{org.pk}:{int(time.time() // 3600)}", ttl=7200) > INVITATIONS_PER_HOUR:
+    if counters.hit_window(f"invitations:{org.pk}", seconds=3600)[0] > INVITATIONS_PER_HOUR:
         raise TooManyInvitations(f"At most {INVITATIONS_PER_HOUR} invitations an hour: try again later.")
 
 

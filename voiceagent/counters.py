@@ -64,6 +64,28 @@ def hit(counter: str, *, ttl: int) -> int:
         return count
 
 
+def hit_window(counter: str, *, seconds: int) -> tuple[int, int]:
+    """Adds one to `counter` in a window that opens at its first hit and lasts `seconds`; returns the new count and
+    the whole seconds until the window closes (>= 1). Unlike a clock-aligned window, a burst cannot straddle a
+    boundary and get twice the limit. One round trip."""
+    if _redis_ok():
+        try:
+            name = cache.make_and_validate_key(counter)
+            pipe = cache._cache.get_client(name, write=True).pipeline(transaction=False)
+            pipe.set(name, 0, ex=seconds, nx=True)
+            pipe.incr(name)
+            pipe.ttl(name)
+            _, count, ttl = pipe.execute()
+            return count, max(1, ttl)
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    with _lock:
+        count = (_local_get(counter) or 0) + 1
+        expires = _local.get(counter, (None, time.monotonic() + seconds))[1]
+        _local[counter] = (count, expires)
+        return count, max(1, int(expires - time.monotonic() + 0.999))
+
+
 def peek(counter: str) -> int:
     """The current count (0 when none)."""
     if _redis_ok():

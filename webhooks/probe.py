@@ -50,12 +50,10 @@ class Check:
 
 
 def take_test_slot(subscription: Subscription) -> int | None:
-    """Counts one test of this subscription in the current minute (shared by every process through Redis). None
-    when it may run; else the seconds until the next minute, when it may."""
-    now = time.time()
-    if counters.hit(f"webhook-test:{subscription.pk}:{int(now // 60)}", ttl=120) <= TESTS_PER_MINUTE:
-        return None
-    return max(1, 60 - int(now % 60))
+    """Counts one test of this subscription in a minute that opens at its first test (shared by every process
+    through Redis). None when it may run; else the seconds until that minute ends, when it may."""
+    count, wait = counters.hit_window(f"webhook-test:{subscription.pk}", seconds=60)
+    return None if count <= TESTS_PER_MINUTE else wait
 
 
 def _test_id() -> str:

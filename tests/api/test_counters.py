@@ -1,0 +1,33 @@
+"""Windows that open at their first hit: a burst cannot straddle a clock boundary and get twice its limit, and the
+wait they report is what is left of the window."""
+
+import time
+import uuid
+
+from voiceagent import counters
+
+
+def test_a_window_opens_at_its_first_hit_and_counts_on_across_clock_boundaries(db):
+    name = f"test-window:{uuid.uuid4().hex}"
+    assert counters.hit_window(name, seconds=60) == (1, 60)
+    count, wait = counters.hit_window(name, seconds=60)
+    assert count == 2 and 1 <= wait <= 60
+
+
+def test_the_window_closes_after_its_seconds(db):
+    name = f"test-window:{uuid.uuid4().hex}"
+    counters.hit_window(name, seconds=1)
+    counters.hit_window(name, seconds=1)
+    time.sleep(1.1)
+    assert counters.hit_window(name, seconds=1) == (1, 1)
+
+
+def test_without_redis_this_process_keeps_the_same_window(db, monkeypatch):
+    name = f"test-window:{uuid.uuid4().hex}"
+    monkeypatch.setattr(counters, "_down_until", time.monotonic() + 60)
+    try:
+        assert counters.hit_window(name, seconds=30) == (1, 30)
+        count, wait = counters.hit_window(name, seconds=30)
+        assert count == 2 and 29 <= wait <= 30
+    finally:
+        counters.reset()
