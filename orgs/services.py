@@ -12,6 +12,7 @@ from django.utils import timezone
 from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from voiceagent.validation import check_email, check_lengths, optional_text
 
+from . import key_epochs
 from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
@@ -98,6 +99,9 @@ def organization_update(*, org: Organization, by, **changes) -> Organization:
     for field, value in changes.items():
         setattr(org, field, value)
     org.save(update_fields=[*changes, "updated_at"])
+    # API keys cache their organization's settings: they read it again on their next request.
+    key_epochs.keys_changed(ApiKey.objects.filter(organization=org, revoked_at__isnull=True).values_list(
+        "key_digest", flat=True))
     return org
 
 
@@ -124,9 +128,11 @@ def api_key_create(*, org: Organization, created_by, name: str, scope: str) -> t
 
 @transaction.atomic
 def api_key_revoke(*, key: ApiKey, revoked_by) -> ApiKey:
-    """Revokes at once: authentication reads the row on every request, so no process keeps trusting it."""
+    """Revokes at once: the key's epoch changes before this returns, so no process keeps trusting its cached copy
+    (orgs/key_epochs.py)."""
     require_admin(user=revoked_by, org=key.organization)
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now(), revoked_by=revoked_by)
+    key_epochs.keys_changed([key.key_digest])
     key.refresh_from_db()
     return key
 

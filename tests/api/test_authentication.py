@@ -1,14 +1,18 @@
 """The spec's Authentication rules 1-11 and the key rules of docs/api.md#authentication, one contract each."""
 
 import logging
+import time
 
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from orgs.models import ApiKey
-from orgs.services import api_key_revoke
+from orgs.services import api_key_revoke, organization_update
 from tests.factories import make_key
+from tests.support.redis_spy import redis_round_trips
+from voiceagent import counters
+from voiceagent.api.authentication import forget_kept_keys
 
 UNAUTHORIZED = {"error": "unauthorized"}
 
@@ -159,7 +163,7 @@ def test_rule11_me_confirms_scope(write_key, read_key):
     assert call(f"Bearer {read_key[1]}").json()["data"]["scopes"] == ["read"]
 
 
-def test_last_used_is_written_at_most_once_a_minute(write_key, django_assert_num_queries):
+def test_last_used_is_written_at_most_once_a_minute(write_key, django_assert_num_queries, monkeypatch):
     key, plaintext = write_key
     assert key.last_used_at is None
     with django_assert_num_queries(2):  # the lookup, and the first last_used write
@@ -167,22 +171,61 @@ def test_last_used_is_written_at_most_once_a_minute(write_key, django_assert_num
     key.refresh_from_db()
     first = key.last_used_at
     assert first is not None
-    with django_assert_num_queries(1):  # the lookup alone
+    with django_assert_num_queries(0):  # the key is kept, and used a moment ago
         call(f"Bearer {plaintext}")
     key.refresh_from_db()
     assert key.last_used_at == first
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timezone.timedelta(minutes=2))
-    call(f"Bearer {plaintext}")
+    later = timezone.now() + timezone.timedelta(minutes=2)
+    monkeypatch.setattr("voiceagent.api.authentication.timezone.now", lambda: later)
+    with django_assert_num_queries(1):  # a minute on: the write, and still no lookup
+        call(f"Bearer {plaintext}")
     key.refresh_from_db()
-    assert key.last_used_at > first
+    assert key.last_used_at == later
 
 
-def test_authentication_is_one_indexed_lookup(write_key, django_assert_num_queries):
-    call(f"Bearer {write_key[1]}")  # the first request writes last_used_at
-    with django_assert_num_queries(1):
+def test_a_kept_key_costs_no_query_and_one_redis_round_trip(write_key, django_assert_num_queries):
+    call(f"Bearer {write_key[1]}")  # the first request reads the key and writes last_used_at
+    with django_assert_num_queries(0), redis_round_trips() as trips:
         assert call(f"Bearer {write_key[1]}").status_code == 200
+    assert len(trips) == 1
     with django_assert_num_queries(1):
         assert call("Bearer va_live_" + "Z" * 32).status_code == 401
+
+
+def test_a_key_not_kept_is_one_indexed_lookup(write_key, django_assert_num_queries):
+    call(f"Bearer {write_key[1]}")
+    forget_kept_keys()
+    with django_assert_num_queries(1):
+        assert call(f"Bearer {write_key[1]}").status_code == 200
+
+
+def test_a_kept_key_revoked_is_refused_by_the_next_request(write_key, admin, django_assert_num_queries):
+    key, plaintext = write_key
+    assert call(f"Bearer {plaintext}").status_code == 200
+    api_key_revoke(key=key, revoked_by=admin)
+    with django_assert_num_queries(1):  # the epoch moved: PostgreSQL decides
+        assert_unauthorized(call(f"Bearer {plaintext}"))
+
+
+def test_an_organization_change_reaches_the_kept_key(write_key, admin):
+    key, plaintext = write_key
+    assert call(f"Bearer {plaintext}").json()["data"]["org_name"] == key.organization.name
+    organization_update(org=key.organization, by=admin, name="Renamed Pizza")
+    assert call(f"Bearer {plaintext}").json()["data"]["org_name"] == "Renamed Pizza"
+
+
+def test_with_the_epoch_unreadable_a_revoked_key_is_refused_from_postgresql(write_key, admin, monkeypatch):
+    key, plaintext = write_key
+    assert call(f"Bearer {plaintext}").status_code == 200
+    # The revocation's epoch never reaches Redis, and Redis stays unreachable for the next request.
+    monkeypatch.setattr("orgs.key_epochs.counters.bump", lambda *flags: False)
+    monkeypatch.setattr("orgs.key_epochs._bump", lambda flags: None)
+    api_key_revoke(key=key, revoked_by=admin)
+    monkeypatch.setattr(counters, "_down_until", time.monotonic() + 60)
+    try:
+        assert_unauthorized(call(f"Bearer {plaintext}"))
+    finally:
+        counters.reset()
 
 
 def test_malformed_and_unknown_keys_take_the_same_lookup(db, django_assert_num_queries):

@@ -4,16 +4,11 @@ paths without their query strings."""
 
 import http.client
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 
 import pytest
-from django.conf import settings
 
-from tests.support import celery_worker
+from tests.support.gunicorn import running_gunicorn
 
 pytestmark = pytest.mark.django_db
 
@@ -26,26 +21,8 @@ def test_a_long_url_is_answered_in_json_by_the_app(client):
 
 @pytest.fixture
 def gunicorn(tmp_path):
-    port = celery_worker.free_port()
-    log = open(tmp_path / "gunicorn.log", "wb")  # noqa: SIM115 - closed below
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings", "WEB_WORKERS": "1",
-           "DATABASE_URL": celery_worker.test_database_url()}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}"],
-        cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    try:
+    with running_gunicorn(tmp_path / "gunicorn.log") as port:
         yield port, tmp_path / "gunicorn.log"
-    finally:
-        process.terminate()
-        process.wait(10)
-        log.close()
 
 
 def _get(port, path):

@@ -1,19 +1,33 @@
-"""The one authenticator of /v1: `Authorization: Bearer <key>`, parsed exactly, checked by one digest lookup."""
+"""The one authenticator of /v1: `Authorization: Bearer <key>`, parsed exactly, checked in one Redis round trip.
+
+Each process keeps the keys it has read from PostgreSQL. A kept key is trusted only when its epoch, read in the
+same Redis script that counts the request against its rate limit, is the one it was kept with: a revocation (or a
+change to the organization it carries) gives it a new epoch before the revoking request answers
+(orgs/key_epochs.py), so the next request in every process reads PostgreSQL again and gets 401. When the epoch
+cannot be read (Redis away), nothing kept is trusted: PostgreSQL decides, and the count falls back to this process.
+"""
 
 import re
+import threading
 from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
+from orgs import key_epochs
 from orgs.keys import digest_key
 from orgs.models import ApiKey
-from orgs.selectors import active_api_key_for_digest
+from orgs.selectors import active_api_key_row, api_key_from_row
+from voiceagent import counters
+
+from .permissions import required_scope
+from .throttling import WINDOW_SECONDS, window
 
 # docs/api.md#authentication: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
 HEADER_PATTERN = re.compile(r"Bearer ([A-Za-z0-9_]{40})")  # fullmatch: `$` would allow a trailing newline
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+CACHE_SIZE = 10_000
 
 
 class KeyPrincipal:
@@ -33,25 +47,89 @@ class KeyPrincipal:
         return f"api-key:{self.key.key_prefix}"
 
 
+class _Kept:
+    """A key's row as PostgreSQL answered it, and the epoch read before that answer."""
+
+    __slots__ = ("row", "epoch")
+
+    def __init__(self, row, epoch: str):
+        self.row, self.epoch = row, epoch
+
+
+_kept: dict[str, _Kept] = {}
+_kept_lock = threading.Lock()
+
+
+def _keep(digest: str, row, epoch: str) -> None:
+    with _kept_lock:
+        if len(_kept) >= CACHE_SIZE:
+            _kept.pop(next(iter(_kept)))  # the oldest kept key: it reads PostgreSQL again when it comes back
+        _kept[digest] = _Kept(row, epoch)
+
+
+def forget_kept_keys() -> None:
+    """Empties this process's key cache (tests)."""
+    with _kept_lock:
+        _kept.clear()
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         header = request.META.get("HTTP_AUTHORIZATION")
         if header is None:
             return None
         match = HEADER_PATTERN.fullmatch(header)
-        # Every malformed header still costs one digest lookup, so timing tells nothing about why it failed.
-        digest = digest_key(match.group(1) if match else header)
-        key = active_api_key_for_digest(digest)
-        if key is None or match is None:
+        if match is None:
+            # Every malformed header still costs one digest lookup, so timing tells nothing about why it failed.
+            active_api_key_row(digest_key(header))
             raise exceptions.AuthenticationFailed()
-        self._touch(key)
+        digest = digest_key(match.group(1))
+        kept = _kept.get(digest)
+        if kept is not None:
+            key = api_key_from_row(kept.row)
+            epoch = self._count(request, key, digest)
+            if epoch is None or epoch != kept.epoch:
+                # Changed since it was kept, or unverifiable: PostgreSQL decides (the request is counted already).
+                key = self._read(digest, epoch)
+        else:
+            # The epoch is read BEFORE the row: a change committed after this read moves the epoch past it, so
+            # the row is never kept under an epoch newer than itself.
+            epoch = counters.epoch_and_count(key_epochs.flag(digest))[0]
+            key = self._read(digest, epoch)
+            self._count(request, key, digest)
+        self._touch(key, digest)
         return KeyPrincipal(key), key
 
     def authenticate_header(self, request):
         return "Bearer"
 
     @staticmethod
-    def _touch(key: ApiKey) -> None:
+    def _read(digest: str, epoch: str | None) -> ApiKey:
+        row = active_api_key_row(digest)
+        if row is None:
+            with _kept_lock:
+                _kept.pop(digest, None)
+            raise exceptions.AuthenticationFailed()
+        if epoch is not None:
+            _keep(digest, row, epoch)
+        return api_key_from_row(row)
+
+    @staticmethod
+    def _count(request, key: ApiKey, digest: str) -> str | None:
+        """Counts the request against its key's limit (a request its scope refuses is only shown the count: it
+        answers 403 before the rate limit applies) and returns the key's epoch, in one round trip."""
+        kind = required_scope(request.method)
+        counter, limit, reset = window(key.pk, kind)
+        counted = kind in key.scopes
+        epoch, used = counters.epoch_and_count(
+            key_epochs.flag(digest), counter, mode="hit" if counted else "peek", ttl=WINDOW_SECONDS * 2
+        )
+        request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": reset,
+                              "over": counted and used > limit}
+        return epoch
+
+    @staticmethod
+    def _touch(key: ApiKey, digest: str) -> None:
         # At most one write a minute per key, and the filter makes concurrent processes write once between them.
         now = timezone.now()
         if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
@@ -59,3 +137,9 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             ApiKey.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=cutoff), pk=key.pk).update(
                 last_used_at=now
             )
+            kept = _kept.get(digest)
+            if kept is not None:  # so this process does not try again within the minute
+                kept.row[0][_LAST_USED_AT] = now
+
+
+_LAST_USED_AT = [field.attname for field in ApiKey._meta.concrete_fields].index("last_used_at")

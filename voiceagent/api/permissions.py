@@ -7,12 +7,16 @@ from .errors import InsufficientScope
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+def required_scope(method: str) -> str:
+    return "read" if method in READ_METHODS else "write"
+
+
 class HasScope(permissions.BasePermission):
     def has_permission(self, request, view):
         key = request.auth
         if key is None:
             return False  # DRF turns this into 401 because an authenticator exists
-        required = "read" if request.method in READ_METHODS else "write"
+        required = required_scope(request.method)
         if required not in key.scopes:
             raise InsufficientScope(required)
         return True

@@ -1,7 +1,8 @@
-"""Per-key rate limits in Redis (Django's cache), so every process shares one count.
+"""Per-key rate limits in Redis, so every process shares one count.
 
-A fixed one-minute window per key and kind (read or write). The counters are atomic `incr`s; the
-headers follow the IETF RateLimit draft and go on every response through `RateLimitHeadersMixin`.
+A fixed one-minute window per key and kind (read or write). The authenticator counts the request in the same Redis
+round trip that validates its cached key (voiceagent/api/authentication.py); the throttle only reads the verdict.
+The headers follow the IETF RateLimit draft and go on every keyed response through `rate_limit_headers`.
 """
 
 import time
@@ -9,46 +10,36 @@ import time
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from voiceagent import counters
-from voiceagent.counters import hit
-
-from .permissions import READ_METHODS
-
 WINDOW_SECONDS = 60
 
 
-def _window(request) -> tuple[str, int, int]:
-    """The counter of this request's key and kind in the current window, the kind's limit, and seconds left."""
-    kind = "read" if request.method in READ_METHODS else "write"
+def window(key_pk, kind: str) -> tuple[str, int, int]:
+    """The counter of this key and kind ("read" or "write") in the current window, the kind's limit, and the
+    seconds left in the window."""
     limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
     now = time.time()
-    window = int(now // WINDOW_SECONDS)
-    reset = max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999))
-    return f"ratelimit:{request.auth.pk}:{kind}:{window}", limit, reset
+    current = int(now // WINDOW_SECONDS)
+    reset = max(1, int((current + 1) * WINDOW_SECONDS - now + 0.999))
+    return f"ratelimit:{key_pk}:{kind}:{current}", limit, reset
 
 
 class KeyRateThrottle(BaseThrottle):
     def allow_request(self, request, view):
-        if request.auth is None:
+        info = getattr(request, "rate_limit", None)
+        if info is None:
             return True
-        counter, limit, self.reset = _window(request)
-        used = hit(counter, ttl=WINDOW_SECONDS * 2)
-        request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": self.reset}
-        return used <= limit
+        self.reset = info["reset"]
+        return not info["over"]
 
     def wait(self):
         return self.reset
 
 
 def rate_limit_headers(request) -> dict[str, str]:
-    """RateLimit-* for every response to a known key, also those refused before the throttle ran (403 scope),
-    which report the window without counting themselves."""
+    """RateLimit-* for every response to a known key, those refused by their scope included."""
     info = getattr(request, "rate_limit", None)
     if info is None:
-        if getattr(request, "auth", None) is None:
-            return {}
-        counter, limit, reset = _window(request)
-        info = {"limit": limit, "remaining": max(0, limit - counters.peek(counter)), "reset": reset}
+        return {}
     return {
         "RateLimit-Limit": str(info["limit"]),
         "RateLimit-Remaining": str(info["remaining"]),

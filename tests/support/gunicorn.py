@@ -1,0 +1,38 @@
+"""A gunicorn of the project, started from its root as an operator would (so gunicorn.conf.py applies), serving
+the test database to a test that commits its data (`django_db(transaction=True)`)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+
+from tests.support import celery_worker
+
+
+@contextmanager
+def running_gunicorn(log_path: Path, **env):
+    port = celery_worker.free_port()
+    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "voiceagent.test_settings", "WEB_WORKERS": "1",
+           "DATABASE_URL": celery_worker.test_database_url(), **env}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}"],
+        cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    try:
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+        log.close()
