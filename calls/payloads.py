@@ -7,7 +7,10 @@ shapes for the OpenAPI schema and render through these; tests pin that both agre
 """
 
 
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
+
 from voiceagent.links import call_url
+from voiceagent.sqljson import JsonItem, model_item
 from voiceagent.timefmt import iso_ms
 
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
@@ -88,6 +91,19 @@ def call_data(call: Call) -> dict:
         "order_status": order.status if order is not None else None,
         "status": call.status,
     }
+
+
+def call_data_sql() -> JsonItem:
+    """`call_data` built by PostgreSQL, for a list page (voiceagent/sqljson.py); pinned to `call_data` by
+    tests/api/test_list_items_sql.py."""
+    return model_item(
+        Call,
+        ["id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
+         "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
+         "has_recording", "order_status", "status"],
+        has_recording=ExpressionWrapper(Q(recording__isnull=False), output_field=BooleanField()),
+        order_status=F("order__status"),
+    )
 
 
 def _transcript_turn(turn: dict) -> dict:

@@ -185,7 +185,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["voiceagent.api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["voiceagent.api.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["voiceagent.api.throttling.KeyRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["voiceagent.api.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["voiceagent.api.parsers.JSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "voiceagent.api.negotiation.AlwaysJSON",
     "URL_FORMAT_OVERRIDE": None,

@@ -7,9 +7,10 @@ from rest_framework import serializers
 from calls import recordings, search, selectors
 from calls.errors import RecordingNotReady
 from calls.models import Call, CancelSource, Classification
+from calls.payloads import call_data_sql
 from calls.services.orders import order_set_status
 from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
     CallDetailSerializer,
@@ -62,8 +63,7 @@ class CallListView(OrgAPIView):
             "has_recording", "direction", "status", "q",
         )}
         calls = selectors.call_list(org=self.org, **filters)
-        rows, has_more, next_cursor = paginate(calls, params, time_field="started_at", scope="calls")
-        return list_response(CallSerializer(rows, many=True).data, has_more, next_cursor)
+        return item_list_response(calls, params, item=call_data_sql(), time_field="started_at", scope="calls")
 
 
 class CallDetailView(OrgAPIView):

@@ -6,7 +6,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from contacts import selectors, services
 from contacts.models import Contact
 from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import OrgAPIView, data_response, list_response, paginate
+from voiceagent.api.serializers import serializer_item
+from voiceagent.api.views import OrgAPIView, data_response, item_list_response
 
 from .serializers import ContactInputSerializer, ContactListParams, ContactSerializer
 
@@ -31,8 +32,7 @@ class ContactListView(OrgAPIView):
     def get(self, request):
         params = self.validate_query(ContactListParams)
         contacts = selectors.contact_list(org=self.org, search=params.get("search"))
-        rows, has_more, next_cursor = paginate(contacts, params, scope="contacts")
-        return list_response(ContactSerializer(rows, many=True).data, has_more, next_cursor)
+        return item_list_response(contacts, params, item=serializer_item(ContactSerializer), scope="contacts")
 
     @extend_schema(
         operation_id="contacts_create",

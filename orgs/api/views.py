@@ -7,7 +7,8 @@ from rest_framework.response import Response
 from orgs import selectors, services
 from orgs.models import Fact, Location, TeamMember
 from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+from voiceagent.api.serializers import serializer_item
+from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
     FactInputSerializer,
@@ -56,8 +57,7 @@ class MeView(OrgAPIView):
 
 def _page(view, queryset, serializer_class, params_class=ListParams, scope=""):
     params = view.validate_query(params_class)
-    rows, has_more, next_cursor = paginate(queryset, params, scope=scope)
-    return list_response(serializer_class(rows, many=True).data, has_more, next_cursor)
+    return item_list_response(queryset, params, item=serializer_item(serializer_class), scope=scope)
 
 
 # --- Locations (read-only here; managed in the dashboard) -----------------------------------------------------

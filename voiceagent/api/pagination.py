@@ -11,6 +11,9 @@ from django.db.models import Q
 from rest_framework import serializers
 
 from voiceagent.errors import ValidationFailed
+from voiceagent.sqljson import CursorTime
+
+from .renderers import RenderedPage
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -35,7 +38,19 @@ def _decode_cursor(cursor: str, scope: str) -> tuple[datetime, str]:
 
 
 def _encode_cursor(row, time_field: str, scope: str) -> str:
-    return signing.dumps({"t": getattr(row, time_field).isoformat(), "id": str(row.pk)}, salt=f"{CURSOR_SALT}:{scope}")
+    return _cursor(getattr(row, time_field).isoformat(), row.pk, scope)
+
+
+def _cursor(when: str, pk, scope: str) -> str:
+    return signing.dumps({"t": when, "id": str(pk)}, salt=f"{CURSOR_SALT}:{scope}")
+
+
+def _after_cursor(queryset, params: dict, time_field: str, scope: str):
+    queryset = queryset.order_by(f"-{time_field}", "-pk")
+    if params.get("cursor"):
+        when, last_id = _decode_cursor(params["cursor"], scope)
+        queryset = queryset.filter(Q(**{f"{time_field}__lt": when}) | Q(**{time_field: when, "pk__lt": last_id}))
+    return queryset
 
 
 def paginate(queryset, params: dict, *, time_field="created_at", scope="") -> tuple[list, bool, str | None]:
@@ -44,12 +59,23 @@ def paginate(queryset, params: dict, *, time_field="created_at", scope="") -> tu
     `scope` ties a cursor to its list (e.g. the endpoint name), so a cursor from one list is refused by another.
     """
     limit = params.get("limit", DEFAULT_LIMIT)
-    queryset = queryset.order_by(f"-{time_field}", "-pk")
-    if params.get("cursor"):
-        when, last_id = _decode_cursor(params["cursor"], scope)
-        queryset = queryset.filter(Q(**{f"{time_field}__lt": when}) | Q(**{time_field: when, "pk__lt": last_id}))
-    rows = list(queryset[: limit + 1])
+    rows = list(_after_cursor(queryset, params, time_field, scope)[: limit + 1])
     has_more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = _encode_cursor(rows[-1], time_field, scope) if has_more and rows else None
     return rows, has_more, next_cursor
+
+
+def paginate_items(queryset, params: dict, *, item, time_field="created_at", scope="") -> RenderedPage:
+    """`paginate`, with each row's item built by PostgreSQL (`item`, a sqljson.JsonItem): one query, and no model
+    instance, datetime or dict per row."""
+    limit = params.get("limit", DEFAULT_LIMIT)
+    rows = list(
+        _after_cursor(queryset, params, time_field, scope)
+        .annotate(api_item=item, api_cursor_time=CursorTime(time_field))
+        .values_list("api_item", "api_cursor_time", "pk")[: limit + 1]
+    )
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _cursor(rows[-1][1], rows[-1][2], scope) if has_more and rows else None
+    return RenderedPage([row[0] for row in rows], has_more, next_cursor)

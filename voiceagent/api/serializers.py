@@ -4,6 +4,7 @@ from django.db import models
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from voiceagent.sqljson import JsonItem, model_item
 from voiceagent.timefmt import iso_ms
 
 
@@ -48,3 +49,9 @@ class OutputModelSerializer(serializers.ModelSerializer):
         **serializers.ModelSerializer.serializer_field_mapping,
         models.DateTimeField: TimestampField,
     }
+
+
+def serializer_item(serializer_class) -> JsonItem:
+    """The item of an OutputModelSerializer: its Meta.fields, with its `sql_fields` for those not columns."""
+    meta = serializer_class.Meta
+    return model_item(meta.model, meta.fields, **getattr(serializer_class, "sql_fields", {}))

@@ -10,7 +10,7 @@ from voiceagent.errors import NotFound
 
 from . import idempotency
 from .authentication import ApiKeyAuthentication
-from .pagination import PageParams, paginate
+from .pagination import PageParams, paginate, paginate_items
 from .permissions import HasScope
 from .throttling import KeyRateThrottle, rate_limit_headers
 
@@ -78,6 +78,11 @@ def list_response(rows, has_more: bool, next_cursor: str | None) -> Response:
     return Response({"data": rows, "has_more": has_more, "next_cursor": next_cursor})
 
 
+def item_list_response(queryset, params: dict, *, item, time_field="created_at", scope="") -> Response:
+    """A page whose items PostgreSQL builds (`item`, a voiceagent.sqljson.JsonItem): see `paginate_items`."""
+    return Response(paginate_items(queryset, params, item=item, time_field=time_field, scope=scope))
+
+
 class ListParams(PageParams):
     """Query parameters of a plain list endpoint; subclasses add their filters. Unknown parameters are refused."""
 
@@ -88,4 +93,4 @@ class ListParams(PageParams):
         return super().to_internal_value(data)
 
 
-__all__ = ["OrgAPIView", "ListParams", "data_response", "list_response", "paginate"]
+__all__ = ["OrgAPIView", "ListParams", "data_response", "item_list_response", "list_response", "paginate"]
