@@ -7,13 +7,13 @@ shapes for the OpenAPI schema and render through these; tests pin that both agre
 """
 
 
-from django.db.models import BooleanField, ExpressionWrapper, F, Q
+import functools
 
 from voiceagent.links import call_url
-from voiceagent.sqljson import JsonItem, model_item
+from voiceagent.sqljson import model_item, reverse_one_to_one
 from voiceagent.timefmt import iso_ms
 
-from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
+from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording
 from .selectors import call_order, call_recording
 
 # The spec asks for "a constant naming the voice agent" in call.appointment_booked.
@@ -93,7 +93,8 @@ def call_data(call: Call) -> dict:
     }
 
 
-def call_data_sql() -> JsonItem:
+@functools.cache
+def call_data_sql():
     """`call_data` built by PostgreSQL, for a list page (voiceagent/sqljson.py); pinned to `call_data` by
     tests/api/test_list_items_sql.py."""
     return model_item(
@@ -101,8 +102,8 @@ def call_data_sql() -> JsonItem:
         ["id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
          "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
          "has_recording", "order_status", "status"],
-        has_recording=ExpressionWrapper(Q(recording__isnull=False), output_field=BooleanField()),
-        order_status=F("order__status"),
+        has_recording=reverse_one_to_one(Call, Recording),
+        order_status=reverse_one_to_one(Call, Order, "status"),
     )
 
 

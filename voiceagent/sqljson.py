@@ -6,45 +6,60 @@ items into the envelope (voiceagent.api.renderers.RenderedPage) without decoding
 pinned, row for row, to the serializer that documents it (tests/api/test_list_items_sql.py), so they cannot drift.
 """
 
+import functools
+import re
+
 from django.db import models
-from django.db.models import F, Func, Value
+from django.db.models.expressions import RawSQL
+
+# to_char truncates to the millisecond, as iso_ms does (isoformat(timespec="milliseconds")).
+_ISO_MS = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+_MICROSECONDS = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
 
 
-class IsoMs(Func):
-    """A timestamp as the API writes it: `2026-01-02T03:04:05.123Z` (NULL stays NULL)."""
-
-    template = """to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
-    output_field = models.TextField()
+def column(model, name: str) -> str:
+    """The qualified column of `model`'s field `name` (or attname), as the top-level query of its table names it."""
+    return f'"{model._meta.db_table}"."{model._meta.get_field(name).column}"'
 
 
-class CursorTime(Func):
-    """A timestamp to the microsecond, as `datetime.fromisoformat` reads it back (the cursor's `t`)."""
-
-    template = """to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
-    output_field = models.TextField()
-
-
-class JsonItem(Func):
-    """`{"name": expression, ...}` as JSON text, keys in the given order."""
-
-    function = "json_build_object"
-    template = "%(function)s(%(expressions)s)::text"
-    output_field = models.TextField()
-
-    def __init__(self, fields: dict):
-        arguments = []
-        for name, expression in fields.items():
-            arguments += [Value(name), expression]
-        super().__init__(*arguments)
+def reverse_one_to_one(model, related_model, value: str | None = None) -> str:
+    """SQL for the row's reverse one-to-one `related_model`: whether it exists (no `value`), or its `value`
+    column (NULL when it does not). One index probe a row on the unique key."""
+    key = next(f for f in related_model._meta.concrete_fields if f.is_relation and f.related_model is model)
+    table = related_model._meta.db_table
+    where = f'"{table}"."{key.column}" = {column(model, model._meta.pk.name)}'
+    if value is None:
+        return f'EXISTS (SELECT 1 FROM "{table}" WHERE {where})'  # noqa: S608 - identifiers from model metadata
+    return f'(SELECT "{table}"."{related_model._meta.get_field(value).column}" FROM "{table}" WHERE {where})'  # noqa: S608
 
 
-def model_item(model, names, **expressions) -> JsonItem:
-    """The item of `names`, each a column of `model` (timestamps as `IsoMs`) unless given in `expressions`."""
-    fields = {}
+def model_item(model, names, **sql) -> RawSQL:
+    """`json_build_object('name', <value>, ...)::text` over a row of `model`, keys in the order of `names`: each a
+    column (a timestamp written as iso_ms writes it) unless `sql` gives its SQL (correlated to the row's table).
+
+    Raw SQL built once, not an expression tree: compiling 20 Django expressions cost more than running the query.
+    Keys are identifiers checked here; no value from a request ever reaches this text.
+    """
+    parts = []
     for name in names:
-        if name in expressions:
-            fields[name] = expressions[name]
-            continue
-        field = model._meta.get_field(name)
-        fields[name] = IsoMs(field.attname) if isinstance(field, models.DateTimeField) else F(field.attname)
-    return JsonItem(fields)
+        if not re.fullmatch(r"[a-z_]+", name):
+            raise ValueError(f"not an item key: {name!r}")
+        if name in sql:
+            value = sql[name]
+        else:
+            field = model._meta.get_field(name)
+            value = column(model, name)
+            if isinstance(field, models.DateTimeField):
+                value = _ISO_MS.format(value)
+        parts.append(f"'{name}', {value}")
+    if len(parts) > 50:
+        raise ValueError("json_build_object takes at most 100 arguments")
+    sql = f"json_build_object({', '.join(parts)})::text"
+    return RawSQL(sql, (), output_field=models.TextField())  # noqa: S611 - model metadata and checked keys only
+
+
+@functools.cache
+def cursor_time(model, name: str) -> RawSQL:
+    """A timestamp column to the microsecond, as `datetime.fromisoformat` reads it back (a cursor's `t`)."""
+    sql = _MICROSECONDS.format(column(model, name))
+    return RawSQL(sql, (), output_field=models.TextField())  # noqa: S611 - model metadata only

@@ -1,8 +1,8 @@
-from django.db.models import BooleanField, ExpressionWrapper, Q
 from rest_framework import serializers
 
 from orgs.models import Fact, Location, TeamMember
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer
+from voiceagent.sqljson import column
 
 
 class IdentitySerializer(serializers.Serializer):
@@ -41,7 +41,7 @@ class TeamMemberSerializer(OutputModelSerializer):
     is_platform_user = serializers.BooleanField(
         read_only=True, help_text="Linked to a dashboard login; such a member cannot be changed through the API."
     )
-    sql_fields = {"is_platform_user": ExpressionWrapper(Q(user__isnull=False), output_field=BooleanField())}
+    sql_fields = {"is_platform_user": f"{column(TeamMember, 'user')} IS NOT NULL"}
 
     class Meta:
         model = TeamMember

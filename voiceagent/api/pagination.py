@@ -11,7 +11,7 @@ from django.db.models import Q
 from rest_framework import serializers
 
 from voiceagent.errors import ValidationFailed
-from voiceagent.sqljson import CursorTime
+from voiceagent.sqljson import cursor_time
 
 from .renderers import RenderedPage
 
@@ -67,12 +67,12 @@ def paginate(queryset, params: dict, *, time_field="created_at", scope="") -> tu
 
 
 def paginate_items(queryset, params: dict, *, item, time_field="created_at", scope="") -> RenderedPage:
-    """`paginate`, with each row's item built by PostgreSQL (`item`, a sqljson.JsonItem): one query, and no model
-    instance, datetime or dict per row."""
+    """`paginate`, with each row's item built by PostgreSQL (`item`, from voiceagent.sqljson.model_item): one
+    query, and no model instance, datetime or dict per row."""
     limit = params.get("limit", DEFAULT_LIMIT)
     rows = list(
         _after_cursor(queryset, params, time_field, scope)
-        .annotate(api_item=item, api_cursor_time=CursorTime(time_field))
+        .annotate(api_item=item, api_cursor_time=cursor_time(queryset.model, time_field))
         .values_list("api_item", "api_cursor_time", "pk")[: limit + 1]
     )
     has_more = len(rows) > limit

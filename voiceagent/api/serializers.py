@@ -1,10 +1,12 @@
 """Serializer building blocks shared by every JSON endpoint: /v1, the agent runtime's and the hooks."""
 
+import functools
+
 from django.db import models
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
-from voiceagent.sqljson import JsonItem, model_item
+from voiceagent.sqljson import model_item
 from voiceagent.timefmt import iso_ms
 
 
@@ -51,7 +53,8 @@ class OutputModelSerializer(serializers.ModelSerializer):
     }
 
 
-def serializer_item(serializer_class) -> JsonItem:
+@functools.cache
+def serializer_item(serializer_class):
     """The item of an OutputModelSerializer: its Meta.fields, with its `sql_fields` for those not columns."""
     meta = serializer_class.Meta
     return model_item(meta.model, meta.fields, **getattr(serializer_class, "sql_fields", {}))

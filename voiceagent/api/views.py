@@ -79,7 +79,7 @@ def list_response(rows, has_more: bool, next_cursor: str | None) -> Response:
 
 
 def item_list_response(queryset, params: dict, *, item, time_field="created_at", scope="") -> Response:
-    """A page whose items PostgreSQL builds (`item`, a voiceagent.sqljson.JsonItem): see `paginate_items`."""
+    """A page whose items PostgreSQL builds (`item`, from voiceagent.sqljson.model_item): see `paginate_items`."""
     return Response(paginate_items(queryset, params, item=item, time_field=time_field, scope=scope))
 
 
