@@ -4,6 +4,7 @@ The cursor carries the last row's (timestamp, id); the next page is everything s
 that order, so rows inserted while a client pages are neither skipped nor repeated.
 """
 
+import threading
 from datetime import datetime
 
 from django.core import signing
@@ -20,7 +21,25 @@ MAX_LIMIT = 100
 CURSOR_SALT = "voiceagent.api.cursor"
 
 
+_fields_of_this_thread = threading.local()
+
+
 class PageParams(serializers.Serializer):
+    """`limit` and `cursor`; list endpoints add their filters in subclasses.
+
+    Each request builds one of these, and DRF deep-copies and binds every declared field for each instance (about
+    0.2 ms for the call list's 15). A thread keeps the fields it bound first and reuses them: a thread serves one
+    request at a time, and these flat fields keep no state between validations nor read their parent but for
+    `partial`, which a query never is.
+    """
+
+    @property
+    def fields(self):
+        fields = _fields_of_this_thread.__dict__.get(type(self))
+        if fields is None:
+            fields = _fields_of_this_thread.__dict__[type(self)] = super().fields
+        return fields
+
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
     cursor = serializers.CharField(required=False, max_length=512)
 
