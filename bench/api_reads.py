@@ -235,6 +235,22 @@ def _concurrent(port, path, headers) -> dict:
     }
 
 
+def _patches(port, plaintext, fact, rounds=200) -> dict:
+    """Sequential PATCHes of one fact: each commits an event to the outbox and publishes its delivery task."""
+    headers = {"Authorization": f"Bearer {plaintext}", "Content-Type": "application/json"}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    latencies, errors = [], 0
+    started = time.perf_counter()
+    for i in range(rounds):
+        begin = time.perf_counter()
+        conn.request("PATCH", f"/v1/facts/{fact.id}", body=json.dumps({"content": f"Open 9-5 ({i})."}), headers=headers)
+        response = conn.getresponse()
+        response.read()
+        errors += response.status != 200
+        latencies.append(time.perf_counter() - begin)
+    return _summary(latencies, time.perf_counter() - started, errors)
+
+
 def _fact_visibility(port, org, plaintext, fact, runtime_token, rounds=20) -> list[float]:
     """Seconds from PATCH /v1/facts/{id} answering 200 to the runtime's knowledge read showing the new content."""
     api = {"Authorization": f"Bearer {plaintext}", "Content-Type": "application/json"}
@@ -313,6 +329,7 @@ def main():
         redis.wait(10)
         _concurrent(port, "/v1/me", auth)  # each worker meets the outage once (a refused connection), then counts alone
         me_without_redis = _concurrent(port, "/v1/me", auth)
+        writes_without_redis = _patches(port, plaintext, fact)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -328,6 +345,7 @@ def main():
     _row(f"GET /v1/calls?limit=50, 10,000 calls, {CONNECTIONS} connections", calls_concurrent, bare)
     _row("GET /v1/contacts?search=, 100,000 contacts, sequential", search, columns=("p50_ms", "p99_ms"))
     _row("GET /v1/me, Redis stopped", me_without_redis, bare)
+    _row("PATCH /v1/facts/{id}, Redis stopped, sequential", writes_without_redis, columns=("p50_ms", "p99_ms"))
     print(f"fact change visible to the runtime after the PATCH answered: "
           f"p50 {1000 * statistics.median(delays):.1f} ms, max {1000 * max(delays):.1f} ms over {len(delays)} changes")
     goals = [

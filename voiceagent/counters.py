@@ -35,6 +35,12 @@ def _client():
     return client
 
 
+def _name(key: str) -> str:
+    """The cache's full key (prefix and version). Not make_and_validate_key: its memcached checks walk every
+    character, and these keys are ASCII built here."""
+    return cache.make_key(key)
+
+
 def _redis_ok() -> bool:
     return time.monotonic() >= _down_until
 
@@ -63,7 +69,7 @@ def hit(counter: str, *, ttl: int) -> int:
     """
     if _redis_ok():
         try:
-            name = cache.make_and_validate_key(counter)
+            name = _name(counter)
             pipe = _client().pipeline(transaction=False)
             pipe.set(name, 0, ex=ttl, nx=True)
             pipe.incr(name)
@@ -83,7 +89,7 @@ def hit_window(counter: str, *, seconds: int) -> tuple[int, int]:
     boundary and get twice the limit. One round trip."""
     if _redis_ok():
         try:
-            name = cache.make_and_validate_key(counter)
+            name = _name(counter)
             pipe = _client().pipeline(transaction=False)
             pipe.set(name, 0, ex=seconds, nx=True)
             pipe.incr(name)
@@ -126,8 +132,8 @@ def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none"
     when Redis cannot be reached, and the count then comes from this process's fallback window."""
     if _redis_ok():
         try:
-            name = cache.make_and_validate_key(flag)
-            keys = [name, cache.make_and_validate_key(counter) if counter else name]
+            name = _name(flag)
+            keys = [name, _name(counter) if counter else name]
             client = _client()
             token, count = client.va_epoch_script(keys=keys, args=[secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl])
             return token.decode(), int(count)
@@ -143,7 +149,7 @@ def bump(*flags: str) -> bool:
     if not _redis_ok():
         return False
     try:
-        names = [cache.make_and_validate_key(flag) for flag in flags]
+        names = [_name(flag) for flag in flags]
         pipe = _client().pipeline(transaction=False)
         for name in names:
             pipe.set(name, secrets.token_hex(8), ex=EPOCH_TTL_SECONDS)
@@ -158,7 +164,7 @@ def peek(counter: str) -> int:
     """The current count (0 when none)."""
     if _redis_ok():
         try:
-            return int(_client().get(cache.make_and_validate_key(counter)) or 0)
+            return int(_client().get(_name(counter)) or 0)
         except (RedisError, OSError) as exc:
             _down(exc)
     with _lock:
