@@ -100,7 +100,7 @@ def active_api_key_for_digest(digest: str):
 
 def active_api_key_row(digest: str) -> tuple[list, list] | None:
     """The converted column values of the active key with this digest and of its organization, or None: what
-    `api_key_from_row` builds instances from, and what a process may keep to build them again without a query.
+    `api_key_from_row` builds instances from.
 
     Authentication runs this on every /v1 request whose key is not cached, so it skips the ORM's per-call SQL
     compilation (about 0.5 ms, more than the query itself): the SQL and the column converters are built once per
@@ -116,7 +116,7 @@ def active_api_key_row(digest: str) -> tuple[list, list] | None:
 
 
 def api_key_from_row(row: tuple[list, list]):
-    """Fresh ApiKey and Organization instances (each request gets its own) from `active_api_key_row`'s values."""
+    """An ApiKey with its Organization attached, from `active_api_key_row`'s values."""
     plan = _api_key_lookup_plan(connection.alias)
     key = ApiKey.from_db(connection.alias, plan.key_attnames, row[0])
     key.organization = Organization.from_db(connection.alias, plan.org_attnames, row[1])

@@ -12,6 +12,7 @@ import threading
 from datetime import timedelta
 
 from django.db.models import Q
+from django.db.models.base import ModelState
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
@@ -48,23 +49,39 @@ class KeyPrincipal:
 
 
 class _Kept:
-    """A key's row as PostgreSQL answered it, and the epoch read before that answer."""
+    """A key (its organization attached) as PostgreSQL answered, and the epoch read before that answer. Requests
+    get copies (`_fresh`): nothing a request does to its key reaches the next one."""
 
-    __slots__ = ("row", "epoch")
+    __slots__ = ("key", "epoch")
 
-    def __init__(self, row, epoch: str):
-        self.row, self.epoch = row, epoch
+    def __init__(self, key: ApiKey, epoch: str):
+        self.key, self.epoch = key, epoch
+
+
+def _fresh(instance):
+    """A copy of a model instance without __init__ and its signals (from_db costs about 20 microseconds)."""
+    clone = object.__new__(type(instance))
+    clone.__dict__.update(instance.__dict__)
+    clone._state = ModelState()
+    clone._state.db, clone._state.adding = instance._state.db, False
+    return clone
+
+
+def _fresh_key(key: ApiKey) -> ApiKey:
+    clone = _fresh(key)
+    clone._state.fields_cache["organization"] = _fresh(key.organization)
+    return clone
 
 
 _kept: dict[str, _Kept] = {}
 _kept_lock = threading.Lock()
 
 
-def _keep(digest: str, row, epoch: str) -> None:
+def _keep(digest: str, key: ApiKey, epoch: str) -> None:
     with _kept_lock:
         if len(_kept) >= CACHE_SIZE:
             _kept.pop(next(iter(_kept)))  # the oldest kept key: it reads PostgreSQL again when it comes back
-        _kept[digest] = _Kept(row, epoch)
+        _kept[digest] = _Kept(key, epoch)
 
 
 def forget_kept_keys() -> None:
@@ -86,7 +103,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         digest = digest_key(match.group(1))
         kept = _kept.get(digest)
         if kept is not None:
-            key = api_key_from_row(kept.row)
+            key = _fresh_key(kept.key)
             epoch = self._count(request, key, digest)
             if epoch is None or epoch != kept.epoch:
                 # Changed since it was kept, or unverifiable: PostgreSQL decides (the request is counted already).
@@ -110,9 +127,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             with _kept_lock:
                 _kept.pop(digest, None)
             raise exceptions.AuthenticationFailed()
+        key = api_key_from_row(row)
         if epoch is not None:
-            _keep(digest, row, epoch)
-        return api_key_from_row(row)
+            _keep(digest, key, epoch)
+            return _fresh_key(key)
+        return key
 
     @staticmethod
     def _count(request, key: ApiKey, digest: str) -> str | None:
@@ -139,7 +158,4 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             )
             kept = _kept.get(digest)
             if kept is not None:  # so this process does not try again within the minute
-                kept.row[0][_LAST_USED_AT] = now
-
-
-_LAST_USED_AT = [field.attname for field in ApiKey._meta.concrete_fields].index("last_used_at")
+                kept.key.last_used_at = now
