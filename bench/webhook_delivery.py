@@ -185,6 +185,8 @@ def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
     os.environ["WEBHOOK_ALLOW_LOCAL_URLS"] = "1"
     os.environ["DEBUG"] = "false"  # as in production (.env turns it on for `make run`); the worker inherits it
+    # Outside DEBUG the service refuses console mail; the bench sends none, so any server name will do.
+    os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1")
     import django
 
     django.setup()

@@ -7,13 +7,14 @@ answers from that count. Each process then holds its own window, so with W proce
 limit while Redis is away (docs/api.md#limits). When Redis answers again the shared counts resume, fresh.
 """
 
+import hashlib
 import logging
 import secrets
 import threading
 import time
 
 from django.core.cache import cache
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 logger = logging.getLogger("voiceagent.counters")
 
@@ -30,7 +31,6 @@ def _client():
     client = getattr(backend, "_va_client", None)
     if client is None:
         client = backend._client(connection_pool=backend._get_connection_pool(write=True))
-        client.va_epoch_script = client.register_script(_EPOCH_AND_COUNT)
         backend._va_client = client
     return client
 
@@ -126,6 +126,33 @@ return {token, count}
 """
 
 
+_thread = threading.local()
+_EPOCH_AND_COUNT_SHA = hashlib.sha1(_EPOCH_AND_COUNT.encode()).hexdigest()  # noqa: S324 - Redis names scripts so
+
+
+def _run_epoch_script(keys: list[str], args: list) -> list:
+    """EVALSHA on this thread's own connection, sent and read through redis-py's Connection: every /v1 request
+    makes this call, and the client's per-command layers (pool checkout, retries, response callbacks) cost about
+    0.1 ms here, as much as the round trip itself. The connection is this thread's alone, so nothing else
+    interleaves on it; any failure drops it, and the next call opens another."""
+    backend = cache._cache
+    connection = getattr(_thread, "connection", None)
+    if connection is None or _thread.backend is not backend:
+        connection = backend._get_connection_pool(write=True).make_connection()
+        _thread.connection, _thread.backend = connection, backend
+    try:
+        try:
+            connection.send_command("EVALSHA", _EPOCH_AND_COUNT_SHA, len(keys), *keys, *args)
+            return connection.read_response()
+        except NoScriptError:  # a Redis that has not seen the script yet (a restart): EVAL loads it
+            connection.send_command("EVAL", _EPOCH_AND_COUNT, len(keys), *keys, *args)
+            return connection.read_response()
+    except BaseException:
+        connection.disconnect()
+        _thread.connection = None
+        raise
+
+
 def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none", ttl: int = 0):
     """The epoch token under `flag` and, in the same round trip (one EVALSHA), `counter` counted (`mode` "hit":
     one more, created with `ttl`), read ("peek") or left alone ("none"). Returns (token, count); the token is None
@@ -134,8 +161,7 @@ def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none"
         try:
             name = _name(flag)
             keys = [name, _name(counter) if counter else name]
-            client = _client()
-            token, count = client.va_epoch_script(keys=keys, args=[secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl])
+            token, count = _run_epoch_script(keys, [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl])
             return token.decode(), int(count)
         except (RedisError, OSError) as exc:
             _down(exc)

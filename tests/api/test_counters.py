@@ -31,3 +31,13 @@ def test_without_redis_this_process_keeps_the_same_window(db, monkeypatch):
         assert count == 2 and 29 <= wait <= 30
     finally:
         counters.reset()
+
+
+def test_the_epoch_script_survives_a_redis_that_forgot_it(db):
+    """A restarted Redis has no scripts: the first call loads it again, nothing fails."""
+    flag, counter = f"test-epoch:{uuid.uuid4().hex}", f"test-count:{uuid.uuid4().hex}"
+    first = counters.epoch_and_count(flag, counter, mode="hit", ttl=60)
+    counters._client().script_flush()
+    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60) == (first[0], 2)
+    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60) == (first[0], 2)
+    assert counters.bump(flag) and counters.epoch_and_count(flag)[0] != first[0]
