@@ -14,7 +14,6 @@ from django.db.models.expressions import RawSQL
 
 # to_char truncates to the millisecond, as iso_ms does (isoformat(timespec="milliseconds")).
 _ISO_MS = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
-_MICROSECONDS = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
 
 
 def column(model, name: str) -> str:
@@ -59,7 +58,8 @@ def model_item(model, names, **sql) -> RawSQL:
 
 
 @functools.cache
-def cursor_time(model, name: str) -> RawSQL:
-    """A timestamp column to the microsecond, as `datetime.fromisoformat` reads it back (a cursor's `t`)."""
-    sql = _MICROSECONDS.format(column(model, name))
-    return RawSQL(sql, (), output_field=models.TextField())  # noqa: S611 - model metadata only
+def epoch_microseconds(model, name: str) -> RawSQL:
+    """A timestamp column as whole microseconds since the Unix epoch (exact: extract is numeric). A cursor needs
+    the last row's exact time; an integer costs neither to_char in PostgreSQL nor a datetime loader in Python."""
+    sql = f"(extract(epoch FROM {column(model, name)}) * 1000000)::bigint"
+    return RawSQL(sql, (), output_field=models.BigIntegerField())  # noqa: S611 - model metadata only

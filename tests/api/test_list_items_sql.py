@@ -77,3 +77,19 @@ def test_a_page_boundary_between_equal_timestamps_neither_skips_nor_repeats(api,
         cursor = body["next_cursor"]
     assert sorted(seen) == sorted(str(c.pk) for c in contacts) and len(seen) == 5
     assert Call.objects.count() == 0
+
+
+def test_a_cursor_keeps_the_microseconds_its_page_ends_on(api, org):
+    """Items show milliseconds; the cursor must not: five rows one microsecond apart page without a gap."""
+    contacts = [Contact.objects.create(organization=org, phone_number=f"+1415777{i:04d}",
+                                       phone_digits=f"1415777{i:04d}", source="api") for i in range(5)]
+    for i, contact in enumerate(contacts):
+        Contact.objects.filter(pk=contact.pk).update(created_at=AWKWARD - timedelta(microseconds=i))
+    seen, cursor = [], None
+    while True:
+        body = api.get("/v1/contacts", {"limit": 2, **({"cursor": cursor} if cursor else {})}).json()
+        seen += [item["id"] for item in body["data"]]
+        if not body["has_more"]:
+            break
+        cursor = body["next_cursor"]
+    assert seen == [str(c.pk) for c in contacts]

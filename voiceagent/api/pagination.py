@@ -5,20 +5,21 @@ that order, so rows inserted while a client pages are neither skipped nor repeat
 """
 
 import threading
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from django.core import signing
 from django.db.models import Q
 from rest_framework import serializers
 
 from voiceagent.errors import ValidationFailed
-from voiceagent.sqljson import cursor_time
+from voiceagent.sqljson import epoch_microseconds
 
 from .renderers import RenderedPage
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 CURSOR_SALT = "voiceagent.api.cursor"
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 _fields_of_this_thread = threading.local()
@@ -91,10 +92,12 @@ def paginate_items(queryset, params: dict, *, item, time_field="created_at", sco
     limit = params.get("limit", DEFAULT_LIMIT)
     rows = list(
         _after_cursor(queryset, params, time_field, scope)
-        .annotate(api_item=item, api_cursor_time=cursor_time(queryset.model, time_field))
+        .annotate(api_item=item, api_cursor_time=epoch_microseconds(queryset.model, time_field))
         .values_list("api_item", "api_cursor_time", "pk")[: limit + 1]
     )
     has_more = len(rows) > limit
     rows = rows[:limit]
-    next_cursor = _cursor(rows[-1][1], rows[-1][2], scope) if has_more and rows else None
+    next_cursor = None
+    if has_more and rows:
+        next_cursor = _cursor((UNIX_EPOCH + timedelta(microseconds=rows[-1][1])).isoformat(), rows[-1][2], scope)
     return RenderedPage([row[0] for row in rows], has_more, next_cursor)
