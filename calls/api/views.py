@@ -62,7 +62,7 @@ class CallListView(OrgAPIView):
             "since", "until", "location_id", "contact_id", "outcome", "disposition", "classification", "scorable",
             "has_recording", "direction", "status", "q",
         )}
-        calls = selectors.call_list(org=self.org, **filters)
+        calls = selectors.call_filter(org=self.org, **filters)
         return item_list_response(calls, params, item=call_data_sql(), time_field="started_at", scope="calls")
 
 
