@@ -8,10 +8,10 @@ from rest_framework import serializers
 
 from meetings.services import REPORTABLE_STATES
 from meetings.validation import TEXT
-from voiceagent.api.serializers import StrictCharField, StrictInputSerializer
+from voiceagent.api.serializers import StrictInputSerializer
 
 
 class DispatchProgressSerializer(StrictInputSerializer):
     state = serializers.ChoiceField(choices=list(REPORTABLE_STATES))
-    detail = StrictCharField(max_length=TEXT, allow_null=True, allow_blank=True, trim_whitespace=False,
+    detail = serializers.CharField(max_length=TEXT, allow_null=True, allow_blank=True, trim_whitespace=False,
                              required=False, default=None)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from meetings.validation import NAME
-from voiceagent.api.serializers import StrictCharField, StrictInputSerializer
+from voiceagent.api.serializers import StrictInputSerializer
 
 TIMESTAMP_MESSAGE = "Expected an ISO 8601 timestamp with a time zone."
 
@@ -31,8 +31,8 @@ class AwareDateTimeField(serializers.DateTimeField):
 
 
 class MeetingIngestSerializer(StrictInputSerializer):
-    runtime_meeting_id = StrictCharField(max_length=NAME)
-    title = StrictCharField(max_length=NAME, allow_null=True, allow_blank=True)
+    runtime_meeting_id = serializers.CharField(max_length=NAME)
+    title = serializers.CharField(max_length=NAME, allow_null=True, allow_blank=True)
     started_at = AwareDateTimeField()
     ended_at = AwareDateTimeField(allow_null=True, required=False, default=None)
     # Any JSON here: meeting_ingest answers a repeat before it looks at the outcome, then validates it strictly.

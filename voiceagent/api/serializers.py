@@ -16,32 +16,55 @@ class TimestampField(serializers.DateTimeField):
 
 
 class StrictInputSerializer(serializers.Serializer):
-    """Input serializer that rejects unknown keys (docs/api.md#errors) and a body that is not a JSON object."""
+    """Input serializer that rejects unknown keys (docs/api.md#errors), a body that is not a JSON object, and a JSON
+    value of the wrong type where DRF would coerce it (`4155550100` for a string, `"true"` or `1` for a boolean,
+    `"5"` for an integer): the body means what its JSON types say, as the schema states them."""
 
     def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = [key for key in data if key not in self.fields or self.fields[key].read_only]
-            if unknown:
-                names = ", ".join(f"'{key}'" for key in unknown)
-                raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [
-                    f"Unrecognized key(s) in object: {names}"
-                ]})
-        else:
+        if not isinstance(data, dict):
             raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [
                 "Expected a JSON object as the request body."
             ]})
-        return super().to_internal_value(data)
+        unknown = [key for key in data if key not in self.fields or self.fields[key].read_only]
+        if unknown:
+            names = ", ".join(f"'{key}'" for key in unknown)
+            raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [
+                f"Unrecognized key(s) in object: {names}"
+            ]})
+        wrong = {name: [message] for name, field in self.fields.items()
+                 if name in data and (message := wrong_json_type(field, data[name]))}
+        if not wrong:
+            return super().to_internal_value(data)
+        try:  # the other fields' errors too, so that one answer names every problem
+            super().to_internal_value({key: value for key, value in data.items() if key not in wrong})
+            others = {}
+        except serializers.ValidationError as exc:
+            others = {key: errors for key, errors in exc.detail.items() if key not in wrong}
+        raise serializers.ValidationError({**others, **wrong})
 
 
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into strings."""
+# The JSON type each coercing DRF field must receive; checked before DRF converts the value.
+_JSON_TYPES = (
+    (serializers.BooleanField, lambda value: isinstance(value, bool), "Expected a boolean."),
+    (serializers.IntegerField, lambda value: isinstance(value, int) and not isinstance(value, bool),
+     "Expected an integer."),
+    (serializers.CharField, lambda value: isinstance(value, str), "Expected a string."),
+)
 
-    default_error_messages = {"invalid": "Expected a string."}
 
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+def wrong_json_type(field, value) -> str | None:
+    """Why `value` (parsed JSON) cannot be `field`'s input, or None. null is the field's own business (allow_null)."""
+    if value is None:
+        return None
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        for position, item in enumerate(value):
+            if message := wrong_json_type(field.child, item):
+                return f"Item {position}: {message}"
+        return None
+    for field_class, accepts, message in _JSON_TYPES:
+        if isinstance(field, field_class):
+            return None if accepts(value) else message
+    return None
 
 
 class OutputModelSerializer(serializers.ModelSerializer):
