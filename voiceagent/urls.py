@@ -1,12 +1,13 @@
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 from dashboard.urls import meetings_urls
 
 from . import health
 from .api import fallbacks
+from .api.views import UnknownEndpointView
 from .docs import ApiDocsView
 from .metrics import metrics_view
 
@@ -19,6 +20,7 @@ v1 = [
 
 urlpatterns = [
     path("v1/", include((v1, "v1"))),
+    re_path(r"^v1(/|$)", UnknownEndpointView.as_view()),
     path("internal/agent/v1/", include("calls.runtime.urls")),
     path("internal/agent/v1/", include("meetings.runtime.urls")),
     path("hooks/", include("meetings.hooks.urls")),

@@ -1,7 +1,7 @@
 """The base of every /v1 view: key auth, scope, rate limit, org scoping, and the response envelopes."""
 
 from django.http import Http404
-from rest_framework import serializers
+from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -68,6 +68,23 @@ class OrgAPIView(APIView):
         if isinstance(exc, Http404):
             exc = NotFound()
         return super().handle_exception(exc)
+
+
+class IsKeyed(permissions.BasePermission):
+    def has_permission(self, request, view):
+        return request.auth is not None  # without a key DRF answers 401, the authenticator being there
+
+
+class UnknownEndpointView(OrgAPIView):
+    """Every /v1 path no route matches, whatever the method: authenticated and counted like any keyed request, then
+    404, so an unknown path tells nothing to a caller without a key (401) and carries the RateLimit headers."""
+
+    permission_classes = [IsKeyed]
+    schema = None
+
+    def initial(self, request, *args, **kwargs):
+        APIView.initial(self, request, *args, **kwargs)
+        raise NotFound()
 
 
 def data_response(data, status=200, **extra) -> Response:
