@@ -12,6 +12,7 @@ import logging
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 
 from django.core.cache import cache
 from redis.exceptions import NoScriptError, RedisError
@@ -116,11 +117,22 @@ if not token then
   redis.call('SET', KEYS[1], token, 'EX', ARGV[2])
 end
 local count = 0
+local claim = false
 if ARGV[3] == 'hit' then
   redis.call('SET', KEYS[2], 0, 'EX', ARGV[4], 'NX')
   count = redis.call('INCR', KEYS[2])
+  if KEYS[3] and count <= tonumber(ARGV[5]) then
+    claim = redis.call('GET', KEYS[3])
+    if not claim then
+      redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
+      claim = ''
+    end
+  end
 elseif ARGV[3] == 'peek' then
   count = tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+if claim then
+  return {token, count, claim}
 end
 return {token, count}
 """
@@ -153,21 +165,41 @@ def _run_epoch_script(keys: list[str], args: list) -> list:
         raise
 
 
-def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none", ttl: int = 0):
+@dataclass(frozen=True)
+class Claim:
+    """A name to set to `value` for `ttl_ms` unless it holds something, in the script that counts, when the count
+    is within `limit` (a request over its limit claims nothing)."""
+
+    name: str
+    value: str
+    ttl_ms: int
+    limit: int
+
+
+def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none", ttl: int = 0,
+                    claim: Claim | None = None):
     """The epoch token under `flag` and, in the same round trip (one EVALSHA), `counter` counted (`mode` "hit":
-    one more, created with `ttl`), read ("peek") or left alone ("none"). Returns (token, count); the token is None
-    when Redis cannot be reached, and the count then comes from this process's fallback window."""
+    one more, created with `ttl`), read ("peek") or left alone ("none"), and `claim` tried (with "hit").
+
+    Returns (token, count, claimed): the token is None when Redis cannot be reached, and the count then comes from
+    this process's fallback window; `claimed` is "" when the claim was set now, what its name held when it was
+    there already, None when it was not tried (no claim, over the limit, or Redis unreachable)."""
     if _redis_ok():
         try:
             name = _name(flag)
             keys = [name, _name(counter) if counter else name]
-            token, count = _run_epoch_script(keys, [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl])
-            return token.decode(), int(count)
+            args = [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl]
+            if claim is not None:
+                keys.append(_name(claim.name))
+                args += [claim.limit, claim.value, claim.ttl_ms]
+            reply = _run_epoch_script(keys, args)
+            claimed = reply[2].decode() if len(reply) > 2 else None
+            return reply[0].decode(), int(reply[1]), claimed
         except (RedisError, OSError) as exc:
             _down(exc)
     if mode == "hit":
-        return None, hit(counter, ttl=ttl)
-    return None, (peek(counter) if mode == "peek" else 0)
+        return None, hit(counter, ttl=ttl), None
+    return None, (peek(counter) if mode == "peek" else 0), None
 
 
 def bump(*flags: str) -> bool:
@@ -184,6 +216,16 @@ def bump(*flags: str) -> bool:
     except (RedisError, OSError) as exc:
         _down(exc)
         return False
+
+
+def mark(name: str, value: str, *, ttl: float) -> None:
+    """Sets `name` to the plain string `value` (no cache pickling: the counting script reads it) for `ttl` seconds;
+    nothing when Redis cannot be reached."""
+    if _redis_ok():
+        try:
+            _client().set(_name(name), value, px=int(ttl * 1000))
+        except (RedisError, OSError) as exc:
+            _down(exc)
 
 
 def peek(counter: str) -> int:

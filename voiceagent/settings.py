@@ -126,6 +126,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL")}
+# Django's backend plus joined transactions (voiceagent/postgresql/base.py); PostgreSQL is the only database.
+DATABASES["default"]["ENGINE"] = "voiceagent.postgresql"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

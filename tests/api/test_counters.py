@@ -38,6 +38,16 @@ def test_the_epoch_script_survives_a_redis_that_forgot_it(db):
     flag, counter = f"test-epoch:{uuid.uuid4().hex}", f"test-count:{uuid.uuid4().hex}"
     first = counters.epoch_and_count(flag, counter, mode="hit", ttl=60)
     counters._client().script_flush()
-    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60) == (first[0], 2)
-    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60) == (first[0], 2)
+    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60) == (first[0], 2, None)
+    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60) == (first[0], 2, None)
     assert counters.bump(flag) and counters.epoch_and_count(flag)[0] != first[0]
+
+
+def test_the_counting_script_claims_once_and_never_over_the_limit(db):
+    flag, counter, name = (f"test-{part}:{uuid.uuid4().hex}" for part in ("epoch", "count", "claim"))
+    claim = counters.Claim(name, "running", 60_000, limit=2)
+    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (1, "")
+    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (2, "running")
+    counters.delete(name)
+    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (3, None)  # over: untried
+    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60, claim=claim)[1:] == (3, None)

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 import requests
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from contacts import services
@@ -18,10 +19,19 @@ from orgs.models import IdempotencyKey
 from orgs.tasks import idempotency_keys_purge
 from tests.conftest import _client
 from tests.factories import make_key
-from voiceagent.api.idempotency import _lock_id
+from voiceagent import counters
+from voiceagent.api.idempotency import RUNNING, _claim_name, _lock_id
 from webhooks.models import Event
 
 BODY = {"phone_number": "+14155550123", "name": "Ada"}
+
+
+@pytest.fixture
+def redis_down(settings):
+    """The cache's Redis unreachable (a closed port): connections are refused at once."""
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}}
+    yield
+    counters.reset()
 
 
 def post(client, key, body=BODY, path="/v1/contacts"):
@@ -57,8 +67,17 @@ def test_keys_are_per_api_key(api, org, admin):
     assert second.status_code == 201 and "Idempotent-Replayed" not in second
 
 
+def test_a_key_claimed_by_a_request_still_running_is_409(api, write_key):
+    counters.mark(_claim_name(write_key[0].pk, "busy"), RUNNING, ttl=60)  # the first request, running elsewhere
+    response = post(api, "busy")
+    assert (response.status_code, response.json()) == (409, {"error": "idempotency_key_in_use"})
+    assert not Contact.objects.exists()
+    counters.delete(_claim_name(write_key[0].pk, "busy"))  # it failed: its claim is let go
+    assert post(api, "busy").status_code == 201
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_key_still_in_use_is_409(api, write_key, settings):
+def test_without_redis_a_key_locked_in_postgresql_is_409(api, write_key, settings, redis_down):
     key_row = write_key[0]
     params = settings.DATABASES["default"]
     with psycopg.connect(dbname=connection.settings_dict["NAME"], host=params.get("HOST") or None,
@@ -69,7 +88,42 @@ def test_a_key_still_in_use_is_409(api, write_key, settings):
         other.execute("SELECT pg_advisory_unlock(%s)", [_lock_id(key_row.pk, "busy")])
     assert (response.status_code, response.json()) == (409, {"error": "idempotency_key_in_use"})
     assert not Contact.objects.exists()
-    assert post(api, "busy").status_code == 201
+    first = post(api, "busy")
+    assert first.status_code == 201
+    again = post(api, "busy")
+    assert again.json() == first.json() and again["Idempotent-Replayed"] == "true"
+    assert Contact.objects.count() == 1
+
+
+def test_a_claim_redis_forgot_still_replays_and_the_retry_changes_nothing(api, org, write_key):
+    """A Redis restart forgets claims: the retry runs its handler, finds the stored answer on insert, and rolls its
+    own change back. PostgreSQL decides."""
+    first = post(api, "forgotten")
+    events = Event.objects.count()
+    counters.delete(_claim_name(write_key[0].pk, "forgotten"))
+    again = post(api, "forgotten")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert Contact.objects.filter(organization=org).count() == 1 and Event.objects.count() == events
+    counters.delete(_claim_name(write_key[0].pk, "forgotten"))
+    other = post(api, "forgotten", {"phone_number": "+14155550177"})
+    assert other.status_code == 422 and Contact.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_request_costs_one_database_round_trip_more(api, org):
+    """The claim rides on the request's Redis round trip and the service joins the request's transaction: the
+    stored answer's insert is the only extra statement (bench/search_and_idempotency.py measures the same)."""
+    assert api.get("/v1/me").status_code == 200  # the key's last use is written now, not in a measured request
+    with CaptureQueriesContext(connection) as plain:
+        assert api.post("/v1/contacts", BODY, format="json").status_code == 201
+    with CaptureQueriesContext(connection) as keyed:
+        assert post(api, "counted", {"phone_number": "+14155550150"}).status_code == 201
+    statements = [query["sql"] for query in keyed.captured_queries]
+    assert len(keyed) == len(plain) + 1, statements
+    savepoints = lambda queries: sum("SAVEPOINT" in q["sql"] for q in queries.captured_queries)  # noqa: E731
+    assert savepoints(keyed) == savepoints(plain), statements  # the service's own, none for the request's
+    assert sum("orgs_idempotencykey" in sql for sql in statements) == 1, statements
 
 
 def test_a_handler_that_fails_with_500_stores_nothing_and_the_retry_runs(api, org, monkeypatch):

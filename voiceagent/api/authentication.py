@@ -22,6 +22,7 @@ from orgs.models import ApiKey
 from orgs.selectors import active_api_key_row, api_key_from_row
 from voiceagent import counters
 
+from . import idempotency
 from .permissions import required_scope
 from .throttling import WINDOW_SECONDS, window
 
@@ -140,9 +141,12 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         kind = required_scope(request.method)
         counter, limit, reset = window(key.pk, kind)
         counted = kind in key.scopes
-        epoch, used = counters.epoch_and_count(
-            key_epochs.flag(digest), counter, mode="hit" if counted else "peek", ttl=WINDOW_SECONDS * 2
+        claim = idempotency.claim(request, key.pk, limit) if counted else None
+        epoch, used, claimed = counters.epoch_and_count(
+            key_epochs.flag(digest), counter, mode="hit" if counted else "peek", ttl=WINDOW_SECONDS * 2, claim=claim
         )
+        if claim is not None:
+            request.idempotency_claimed = claimed
         request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": reset,
                               "over": counted and used > limit}
         return epoch

@@ -1,0 +1,34 @@
+"""Django's PostgreSQL backend, plus one thing: a transaction that the next atomic block joins instead of nesting.
+
+A request sent with `Idempotency-Key` runs in one transaction that holds both the change and its stored answer
+(voiceagent/api/idempotency.py). The service inside opens its own atomic block, which Django would make a
+SAVEPOINT ... RELEASE pair: two round trips that protect nothing here, since any exception out of the service rolls
+the whole request back. Inside `joined()`, the atomic blocks opened directly at that depth take no savepoint; any
+deeper one (a service's own try/except around an insert) still does.
+"""
+
+from contextlib import contextmanager
+
+from django.db import transaction
+from django.db.backends.postgresql.base import DatabaseWrapper as PostgreSQLDatabaseWrapper
+
+_NOT_JOINED = -1
+
+
+class DatabaseWrapper(PostgreSQLDatabaseWrapper):
+    joined_depth = _NOT_JOINED
+
+    def savepoint(self):
+        if len(self.savepoint_ids) == self.joined_depth:
+            return None  # Django then marks the whole transaction for rollback on an exception, as wanted here
+        return super().savepoint()
+
+    @contextmanager
+    def joined(self):
+        """An atomic block whose directly nested atomic blocks are part of it, without savepoints."""
+        with transaction.atomic(using=self.alias):
+            outer, self.joined_depth = self.joined_depth, len(self.savepoint_ids)
+            try:
+                yield
+            finally:
+                self.joined_depth = outer
