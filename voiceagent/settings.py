@@ -192,7 +192,7 @@ REST_FRAMEWORK = {
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "voiceagent.api.negotiation.AlwaysJSON",
     "URL_FORMAT_OVERRIDE": None,
     "EXCEPTION_HANDLER": "voiceagent.api.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "voiceagent.api.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNAUTHENTICATED_TOKEN": None,
 }
@@ -212,7 +212,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",
-        "voiceagent.api.docs.add_idempotency_header",
+        "voiceagent.api.docs.add_request_rules",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",

@@ -27,6 +27,7 @@ class FollowUpParams(ListParams):
 
 
 class HandledInput(StrictInputSerializer):
+    partial_on_patch = False
     handled = serializers.BooleanField()
 
 

@@ -140,4 +140,5 @@ class RecordingSerializer(serializers.Serializer):
 
 
 class OrderStatusInputSerializer(StrictInputSerializer):
+    partial_on_patch = False
     status = serializers.ChoiceField(choices=OrderStatus.choices)

@@ -82,3 +82,46 @@ def test_the_nine_events_are_openapi_webhooks_with_the_catalogs_schemas(schema, 
         operation = item["post"]
         assert operation["requestBody"]["content"]["application/json"]["schema"] == served[event_type]
         assert {p["name"] for p in operation["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+
+
+def _v1_operations(schema):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if path.startswith("/v1/") and isinstance(operation, dict):
+                yield path, method, operation
+
+
+def _resolve(schema, node):
+    while "$ref" in node:
+        node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def test_every_request_body_is_closed_as_the_server_refuses_unknown_keys(schema, api):
+    bodies = 0
+    for path, method, operation in _v1_operations(schema):
+        for content in operation.get("requestBody", {}).get("content", {}).values():
+            body = _resolve(schema, content["schema"])
+            assert body["additionalProperties"] is False, f"{method} {path}"
+            bodies += 1
+    assert bodies >= 15
+    response = api.post("/v1/facts", {"label": "x", "content": "y", "extra": 1}, format="json")
+    assert response.json()["details"]["formErrors"] == ["Unrecognized key(s) in object: 'extra'"]
+
+
+def test_every_post_and_patch_documents_the_idempotency_answers(schema):
+    for path, method, operation in _v1_operations(schema):
+        if method in ("post", "patch"):
+            assert {"400", "409", "422"} <= set(operation["responses"]), f"{method} {path}"
+            assert operation["responses"]["422"]["content"]["application/json"]["examples"]["422"]["value"] == {
+                "error": "idempotency_key_reused"}
+
+
+@pytest.mark.parametrize(("path", "field"), [("/v1/callbacks/{id}", "handled"),
+                                            ("/v1/calls/{id}/order-status", "status")])
+def test_a_patch_that_needs_its_whole_body_says_so(schema, api, path, field):
+    body = _resolve(schema, schema["paths"][path]["patch"]["requestBody"]["content"]["application/json"]["schema"])
+    assert body["required"] == [field]
+    another = [p for p, _, o in _v1_operations(schema) if p == "/v1/contacts/{id}" and "requestBody" in o]
+    contact_patch = schema["paths"]["/v1/contacts/{id}"]["patch"]["requestBody"]["content"]["application/json"]
+    assert "required" not in _resolve(schema, contact_patch["schema"]) and another  # partial PATCH stays partial

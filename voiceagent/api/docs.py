@@ -1,9 +1,12 @@
 """OpenAPI helpers: the response envelopes and every error response, with examples, for drf-spectacular."""
 
 import functools
+import inspect
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+
+from .serializers import StrictInputSerializer
 
 _ERROR_EXAMPLES = {
     400: ("Validation failed", {"error": "Validation failed", "details": {"formErrors": [], "fieldErrors": {
@@ -75,12 +78,69 @@ IDEMPOTENCY_HEADER = {
 }
 
 
-def add_idempotency_header(result, generator, request, public):
-    """drf-spectacular postprocessing hook: every POST and PATCH under /v1 takes `Idempotency-Key`."""
+_IDEMPOTENCY_ERRORS = {
+    "400": ("Validation failed, or a malformed Idempotency-Key", {"error": "Validation failed", "details": {
+        "formErrors": [], "fieldErrors": {"Idempotency-Key": ["Must be 1 to 255 printable ASCII characters."]}}}),
+    "409": ("Idempotency-Key in use by a request still running (or a unique rule clashed)",
+            {"error": "idempotency_key_in_use"}),
+    "422": ("Idempotency-Key already used with another request", {"error": "idempotency_key_reused"}),
+}
+
+
+def _error_response(template: dict, status: str) -> dict:
+    summary, example = _IDEMPOTENCY_ERRORS[status]
+    content = {media: {**body, "examples": {status: {"value": example, "summary": summary}}}
+               for media, body in template["content"].items()}
+    return {"description": summary, "content": content}
+
+
+_STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__)
+
+
+def _closed(schema: dict, components: dict, seen: set) -> None:
+    """`additionalProperties: false` on an object schema and every object schema it refers to or nests."""
+    ref = schema.get("$ref")
+    if ref:
+        name = ref.rsplit("/", 1)[-1]
+        if name not in seen:
+            seen.add(name)
+            _closed(components[name], components, seen)
+        return
+    if schema.get("type") == "object" and "properties" in schema:
+        schema["additionalProperties"] = False
+        if schema.get("description") == _STRICT_DOC:  # inherited by every input serializer; it speaks to us
+            del schema["description"]
+    for key in ("properties",):
+        for sub in schema.get(key, {}).values():
+            _closed(sub, components, seen)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            _closed(schema[key], components, seen)
+    for key in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(key, []):
+            _closed(sub, components, seen)
+
+
+def add_request_rules(result, generator, request, public):
+    """drf-spectacular postprocessing hook: what every /v1 write enforces beyond its serializer's fields.
+
+    Every POST and PATCH takes `Idempotency-Key` and may answer its 400, 409 and 422; every request body is closed
+    (`additionalProperties: false`), as StrictInputSerializer refuses unknown keys."""
+    components = result.get("components", {}).get("schemas", {})
+    closed: set = set()
     for path, item in result.get("paths", {}).items():
         if not path.startswith("/v1/"):
             continue
-        for method in ("post", "patch"):
-            if method in item:
-                item[method].setdefault("parameters", []).append(IDEMPOTENCY_HEADER)
+        for method, operation in item.items():
+            if not isinstance(operation, dict):
+                continue
+            for body in operation.get("requestBody", {}).get("content", {}).values():
+                _closed(body["schema"], components, closed)
+            if method not in ("post", "patch"):
+                continue
+            operation.setdefault("parameters", []).append(IDEMPOTENCY_HEADER)
+            responses = operation["responses"]
+            for status in _IDEMPOTENCY_ERRORS:
+                if status not in responses:
+                    responses[status] = _error_response(responses["401"], status)
     return result

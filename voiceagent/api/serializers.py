@@ -18,7 +18,12 @@ class TimestampField(serializers.DateTimeField):
 class StrictInputSerializer(serializers.Serializer):
     """Input serializer that rejects unknown keys (docs/api.md#errors), a body that is not a JSON object, and a JSON
     value of the wrong type where DRF would coerce it (`4155550100` for a string, `"true"` or `1` for a boolean,
-    `"5"` for an integer): the body means what its JSON types say, as the schema states them."""
+    `"5"` for an integer): the body means what its JSON types say, as the schema states them.
+
+    `partial_on_patch`: whether a PATCH may send some of the fields (the default) or must send them all, as
+    `{"handled": ...}` must; OrgAPIView.validate_body and the OpenAPI schema both follow it."""
+
+    partial_on_patch = True
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):

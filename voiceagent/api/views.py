@@ -47,7 +47,9 @@ class OrgAPIView(APIView):
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    def validate_body(self, serializer_class, *, partial: bool = False, **kwargs) -> dict:
+    def validate_body(self, serializer_class, *, partial: bool | None = None, **kwargs) -> dict:
+        if partial is None:
+            partial = self.request.method == "PATCH" and getattr(serializer_class, "partial_on_patch", True)
         serializer = serializer_class(data=self.request.data, partial=partial, **kwargs)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
