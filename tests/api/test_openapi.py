@@ -125,3 +125,24 @@ def test_a_patch_that_needs_its_whole_body_says_so(schema, api, path, field):
     another = [p for p, _, o in _v1_operations(schema) if p == "/v1/contacts/{id}" and "requestBody" in o]
     contact_patch = schema["paths"]["/v1/contacts/{id}"]["patch"]["requestBody"]["content"]["application/json"]
     assert "required" not in _resolve(schema, contact_patch["schema"]) and another  # partial PATCH stays partial
+
+
+def test_each_create_links_to_the_operations_that_use_its_id(schema):
+    links = schema["paths"]["/v1/contacts"]["post"]["responses"]["201"]["links"]
+    assert links["contacts_retrieve"] == {
+        "operationId": "contacts_retrieve", "parameters": {"id": "$response.body#/data/id"},
+        "description": "GET /v1/contacts/{id} for the created resource.",
+    }
+    for path in ("/v1/facts", "/v1/team-members", "/v1/webhook-subscriptions"):
+        targets = {link["operationId"] for link in schema["paths"][path]["post"]["responses"]["201"]["links"].values()}
+        expected = {  # the operations whose only id the create supplies
+            operation["operationId"] for other, item in schema["paths"].items()
+            if other.startswith(path + "/{id}") and other.count("{") == 1
+            for operation in item.values() if isinstance(operation, dict)
+        }
+        assert targets == expected and targets, path
+
+
+def test_every_v1_operation_documents_the_json_414(schema):
+    for path, method, operation in _v1_operations(schema):
+        assert "414" in operation["responses"], f"{method} {path}"

@@ -85,15 +85,20 @@ _IDEMPOTENCY_ERRORS = {
             {"error": "idempotency_key_in_use"}),
     "422": ("Idempotency-Key already used with another request", {"error": "idempotency_key_reused"}),
 }
+_ANY_OPERATION_ERRORS = {
+    "414": ("Path and query string over 4,096 characters (settings.MAX_URL_LENGTH)", {"error": "uri_too_long"}),
+}
 
 
 def _error_response(template: dict, status: str) -> dict:
-    summary, example = _IDEMPOTENCY_ERRORS[status]
+    summary, example = {**_IDEMPOTENCY_ERRORS, **_ANY_OPERATION_ERRORS}[status]
     content = {media: {**body, "examples": {status: {"value": example, "summary": summary}}}
                for media, body in template["content"].items()}
     return {"description": summary, "content": content}
 
 
+_NO_NUL = "^[^\\x00]*$"
+_NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 _STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__)
 
 
@@ -106,6 +111,10 @@ def _closed(schema: dict, components: dict, seen: set) -> None:
             seen.add(name)
             _closed(components[name], components, seen)
         return
+    types = schema.get("type")
+    if "string" in (types if isinstance(types, list) else [types]) and not {"enum", "format", "pattern"} & set(schema):
+        # DRF refuses NUL characters, and trims whitespace before its blank check.
+        schema["pattern"] = _NOT_BLANK if schema.get("minLength", 0) >= 1 else _NO_NUL
     if schema.get("type") == "object" and "properties" in schema:
         schema["additionalProperties"] = False
         if schema.get("description") == _STRICT_DOC:  # inherited by every input serializer; it speaks to us
@@ -124,8 +133,9 @@ def _closed(schema: dict, components: dict, seen: set) -> None:
 def add_request_rules(result, generator, request, public):
     """drf-spectacular postprocessing hook: what every /v1 write enforces beyond its serializer's fields.
 
-    Every POST and PATCH takes `Idempotency-Key` and may answer its 400, 409 and 422; every request body is closed
-    (`additionalProperties: false`), as StrictInputSerializer refuses unknown keys."""
+    Every POST and PATCH takes `Idempotency-Key` and may answer its 400, 409 and 422; every operation may answer
+    414 (voiceagent.middleware); every request body is closed (`additionalProperties: false`), as
+    StrictInputSerializer refuses unknown keys, and its strings say what DRF refuses (NUL, blank)."""
     components = result.get("components", {}).get("schemas", {})
     closed: set = set()
     for path, item in result.get("paths", {}).items():
@@ -136,11 +146,39 @@ def add_request_rules(result, generator, request, public):
                 continue
             for body in operation.get("requestBody", {}).get("content", {}).values():
                 _closed(body["schema"], components, closed)
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query":
+                    _closed(parameter["schema"], components, closed)
+            responses = operation["responses"]
+            for status in _ANY_OPERATION_ERRORS:
+                responses.setdefault(status, _error_response(responses["401"], status))
             if method not in ("post", "patch"):
                 continue
             operation.setdefault("parameters", []).append(IDEMPOTENCY_HEADER)
-            responses = operation["responses"]
             for status in _IDEMPOTENCY_ERRORS:
                 if status not in responses:
                     responses[status] = _error_response(responses["401"], status)
+    _link_creates(result["paths"])
     return result
+
+
+def _link_creates(paths: dict) -> None:
+    """Links from each create (`POST /v1/<things>` answering 201) to every operation under `/v1/<things>/{id}`,
+    with the new `data.id` as `id`: a client (or a fuzzer) follows them without guessing."""
+    for path, item in paths.items():
+        created = item.get("post", {}).get("responses", {}).get("201")
+        if not path.startswith("/v1/") or created is None:
+            continue
+        links = {}
+        for other, other_item in paths.items():
+            if not other.startswith(path + "/{id}"):
+                continue
+            for method, operation in other_item.items():
+                if isinstance(operation, dict) and "operationId" in operation and other.count("{") == 1:
+                    links[operation["operationId"]] = {
+                        "operationId": operation["operationId"],
+                        "parameters": {"id": "$response.body#/data/id"},
+                        "description": f"{method.upper()} {other} for the created resource.",
+                    }
+        if links:
+            created["links"] = links

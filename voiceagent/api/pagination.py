@@ -42,7 +42,7 @@ class PageParams(serializers.Serializer):
         return fields
 
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
-    cursor = serializers.CharField(required=False, allow_blank=True, max_length=512)  # blank: the first page
+    cursor = serializers.CharField(required=False, max_length=512)
 
 
 def _decode_cursor(cursor: str, scope: str) -> tuple[datetime, str]:

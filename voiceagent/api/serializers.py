@@ -51,8 +51,9 @@ class StrictInputSerializer(serializers.Serializer):
 # The JSON type each coercing DRF field must receive; checked before DRF converts the value.
 _JSON_TYPES = (
     (serializers.BooleanField, lambda value: isinstance(value, bool), "Expected a boolean."),
-    (serializers.IntegerField, lambda value: isinstance(value, int) and not isinstance(value, bool),
-     "Expected an integer."),
+    (serializers.IntegerField,  # 2.0 is an integer in JSON Schema too
+     lambda value: (isinstance(value, int) and not isinstance(value, bool))
+     or (isinstance(value, float) and value.is_integer()), "Expected an integer."),
     (serializers.CharField, lambda value: isinstance(value, str), "Expected a string."),
 )
 

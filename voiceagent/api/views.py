@@ -103,12 +103,16 @@ def item_list_response(queryset, params: dict, *, item, time_field="created_at",
 
 
 class ListParams(PageParams):
-    """Query parameters of a plain list endpoint; subclasses add their filters. Unknown parameters are refused."""
+    """Query parameters of a plain list endpoint; subclasses add their filters. Unknown parameters are refused, and
+    so is an empty value (`?limit=`), which DRF would otherwise take for an absent one."""
 
     def to_internal_value(self, data):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["Unknown query parameter."] for name in unknown})
+        blank = [name for name in data if data[name] == "" and not getattr(self.fields[name], "allow_blank", False)]
+        if blank:
+            raise serializers.ValidationError({name: ["This parameter may not be empty."] for name in blank})
         return super().to_internal_value(data)
 
 

@@ -1,5 +1,6 @@
 """Input and output shapes of the webhook subscription API."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from voiceagent.api.serializers import StrictInputSerializer, TimestampField
@@ -7,6 +8,20 @@ from voiceagent.api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
 from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS
+from ..ssrf import MAX_URL_LENGTH
+
+
+# The rules the service applies (webhooks.services._clean_url/_clean_events), stated for the schema; DNS and the
+# addresses a name resolves to are the one part no schema can say.
+@extend_schema_field({"type": "string", "format": "uri", "pattern": "^https://[^\\s@]+$", "maxLength": MAX_URL_LENGTH})
+class SubscriptionUrlField(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string", "enum": list(EVENT_TYPES)}, "minItems": 1,
+                      "maxItems": len(EVENT_TYPES), "uniqueItems": True})
+class EventTypesField(serializers.ListField):
+    pass
 
 
 class SubscriptionSerializer(serializers.Serializer):
@@ -38,10 +53,10 @@ class SubscriptionCreateInput(StrictInputSerializer):
     the service's: they run once, in `subscription_create`/`subscription_update`, and their ValidationFailed
     renders as the same 400 with `fieldErrors.url` / `fieldErrors.events`."""
 
-    url = serializers.CharField(
+    url = SubscriptionUrlField(
         trim_whitespace=False, help_text="https:// URL, <= 2048 characters, resolving only to public addresses."
     )
-    events = serializers.ListField(child=serializers.CharField(), help_text=f"Non-empty subset of {EVENT_TYPES}.")
+    events = EventTypesField(child=serializers.CharField(), help_text=f"Non-empty subset of {EVENT_TYPES}.")
     description = serializers.CharField(required=False, allow_blank=True, max_length=MAX_DESCRIPTION)
     enabled = serializers.BooleanField(required=False, default=True)
 
@@ -138,7 +153,7 @@ class EventTypeSerializer(serializers.Serializer):
 class ReplayInput(StrictInputSerializer):
     since = serializers.DateTimeField(help_text="Events created at or after this (ISO 8601, <= 30 days ago).")
     until = serializers.DateTimeField(required=False, help_text="Events created at or before this (default now).")
-    types = serializers.ListField(
+    types = EventTypesField(
         child=serializers.CharField(), required=False, allow_empty=False,
         help_text="Only these types (intersected with the subscription's); no repeats.",
     )

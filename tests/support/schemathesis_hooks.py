@@ -1,0 +1,64 @@
+"""Schemathesis hooks for the fuzz run of the OpenAPI schema (tests/api/test_schema_fuzz.py; also
+`SCHEMATHESIS_HOOKS=tests.support.schemathesis_hooks schemathesis run ...`, README "API").
+
+Each one stands for a rule the schema states in words but no JSON Schema can check, and does no more than that:
+- `Idempotency-Key` is "unique per request you mean": each generated request gets its own, or the fuzzer's reuse of
+  one value across different requests is (rightly) answered 422 `idempotency_key_reused`;
+- `cursor` is "a next_cursor this list returned": a generated one is (rightly) 400 `Invalid cursor.`;
+- the values the server checks against the world rather than a pattern: a phone number that phonenumbers calls
+  invalid, a webhook URL whose host resolves to no public address, a `since` older than the retention;
+- a query parameter the operation does not have is refused (docs/api.md), which OpenAPI cannot state for a query.
+A 400 that names only those fields with only those messages is not a schema mismatch; any other 400 fails the run.
+"""
+
+import uuid
+
+import schemathesis
+
+SEMANTIC_REFUSALS = {
+    "phone_number": ("Enter a valid phone number",),
+    "url": ("Enter a valid URL", "The host resolves to", "The URL must", "Enter a valid https:// URL"),
+    "since": ("Must be within the last", "Must not be in the future"),
+    "until": ("Must be within the last", "Must not be in the future", "Must not be before"),
+    "cursor": ("Invalid cursor.",),  # the coverage phase sends its own cursors, whatever map_query does
+}
+
+
+@schemathesis.hook
+def map_headers(context, headers):
+    if headers and "Idempotency-Key" in headers:
+        headers["Idempotency-Key"] = uuid.uuid4().hex
+    return headers
+
+
+@schemathesis.hook
+def map_query(context, query):
+    if query:
+        query.pop("cursor", None)
+    return query
+
+
+def _semantic_refusal(response) -> bool:
+    if response.status_code == 422:  # a key the coverage phase reused (map_headers reaches the fuzzing phase only)
+        return response.json() == {"error": "idempotency_key_reused"}
+    if response.status_code != 400:
+        return False
+    try:
+        details = response.json()["details"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    fields = details.get("fieldErrors") or {}
+    return not details.get("formErrors") and bool(fields) and all(
+        messages == ["Unknown query parameter."]  # refused by rule (docs/api.md); OpenAPI cannot close a query
+        or (field in SEMANTIC_REFUSALS and all(message.startswith(SEMANTIC_REFUSALS[field]) for message in messages))
+        for field, messages in fields.items()
+    )
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Keeps every failure but a positive-data refusal that only names rules checked against the world, and a
+    negative-data "acceptance" that was a 414 (a refusal: path and query over 4,096 characters, documented)."""
+    if failure.code == "ST201":
+        return response.status_code != 414
+    return failure.code != "ST202" or not _semantic_refusal(response)
