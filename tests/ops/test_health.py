@@ -5,8 +5,10 @@ import time
 
 import pytest
 from django.db import connections
+from django.db.utils import ConnectionHandler
 
 from tests.support.celery_worker import RedisServer, free_port
+from tests.support.tcp_proxy import TcpProxy
 from voiceagent import health
 
 pytestmark = pytest.mark.django_db
@@ -54,17 +56,30 @@ def test_redis_stopping_makes_it_503_within_a_second_and_200_again(client, setti
         server.stop()
 
 
-def test_postgresql_unreachable_makes_it_503_within_a_second(client, monkeypatch):
-    connections.settings["unreachable"] = {**connections.settings["default"], "HOST": "127.0.0.1",
-                                           "PORT": str(free_port())}
-    monkeypatch.setattr(health, "DATABASE", "unreachable")
+def test_postgresql_stopping_makes_it_503_within_a_second_and_200_again(client, monkeypatch):
+    """PostgreSQL reached through a forwarder the test stops and starts: open connections reset, new ones refused.
+    The check's connections come from a handler of their own, aimed at the test database through the forwarder."""
+    default = connections["default"].settings_dict
+    proxy = TcpProxy(default.get("HOST") or "127.0.0.1", int(default.get("PORT") or 5432)).start()
+    handler = ConnectionHandler({"default": {**default, "HOST": "127.0.0.1", "PORT": str(proxy.port)}})
+    monkeypatch.setattr(health, "connections", handler)
     try:
+        status, body, _ = _ready(client)
+        assert status == 200, body
+        proxy.stop()
         status, body, took = _ready(client)
         assert status == 503 and took < 1.0
-        assert body["checks"]["database"]["ok"] is False and body["checks"]["redis"]["ok"] is True
+        assert body["checks"]["database"] == {"ok": False, "ms": body["checks"]["database"]["ms"],
+                                              "error": "OperationalError"}
+        assert body["checks"]["redis"]["ok"] is True
+        status, _, took = _ready(client)  # and stays so, quickly, while it is down
+        assert status == 503 and took < 1.0
+        proxy.start()
+        status, body, _ = _ready(client)
+        assert status == 200, body
     finally:
-        connections["unreachable"].close()
-        del connections.settings["unreachable"]
+        proxy.stop()
+        handler.close_all()
 
 
 def test_html_pages_carry_a_content_security_policy_and_json_does_not(client, admin_client):

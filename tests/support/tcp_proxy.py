@@ -1,0 +1,73 @@
+"""A TCP forwarder on loopback that a test can stop and start again: what a client sees when the server behind it
+goes away (connections reset, new ones refused) and comes back, without stopping a server other tests share."""
+
+import socket
+import threading
+
+
+class TcpProxy:
+    def __init__(self, target_host: str, target_port: int):
+        self.target = (target_host, target_port)
+        self.port = None
+        self._listener = None
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> "TcpProxy":
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port or 0))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Refuses new connections and resets every open one."""
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept(), which lets go of it
+            except OSError:
+                pass
+            listener.close()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def _accept(self, listener) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # stopped
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                self._sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source, sink) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
