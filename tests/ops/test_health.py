@@ -7,7 +7,7 @@ import pytest
 from django.db import connections
 from django.db.utils import ConnectionHandler
 
-from tests.support.celery_worker import RedisServer, free_port
+from tests.support.celery_worker import RedisServer
 from tests.support.tcp_proxy import TcpProxy
 from voiceagent import health
 

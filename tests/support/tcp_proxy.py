@@ -1,6 +1,7 @@
 """A TCP forwarder on loopback that a test can stop and start again: what a client sees when the server behind it
 goes away (connections reset, new ones refused) and comes back, without stopping a server other tests share."""
 
+import contextlib
 import socket
 import threading
 
@@ -29,16 +30,12 @@ class TcpProxy:
             sockets, self._sockets = self._sockets, []
             listener, self._listener = self._listener, None
         if listener is not None:
-            try:
+            with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept(), which lets go of it
-            except OSError:
-                pass
             listener.close()
         for sock in sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             sock.close()
 
     def _accept(self, listener) -> None:
@@ -67,7 +64,5 @@ class TcpProxy:
             pass
         finally:
             for sock in (source, sink):
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
