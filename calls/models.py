@@ -37,6 +37,9 @@ class Call(OrgOwnedModel):
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", "In progress"
         COMPLETED = "completed", "Completed"
+        # No completion within CALL_COMPLETION_TIMEOUT_MINUTES (calls.tasks.abandon_stale_calls); a completion that
+        # arrives later still completes the call.
+        ABANDONED = "abandoned", "Abandoned"
 
     class Direction(models.TextChoices):
         INBOUND = "inbound", "Inbound"
@@ -78,6 +81,8 @@ class Call(OrgOwnedModel):
         indexes = [
             models.Index(fields=["organization", "-started_at", "-id"], name="call_org_started_idx"),
             models.Index(fields=["organization", "from_number"], name="call_org_from_idx"),
+            # The abandon sweep reads only calls still in progress, oldest first.
+            models.Index(fields=["started_at"], condition=Q(status="in_progress"), name="call_in_progress_idx"),
         ]
 
     def __str__(self):
@@ -251,10 +256,12 @@ class EscalationRule(OrgOwnedModel):
     description = models.TextField(blank=True, default="")
     keywords = models.JSONField(default=list, blank=True)
     destination_type = models.CharField(max_length=16, choices=DestinationType.choices)
+    # PROTECT: a team member who is a rule's destination cannot be deleted (409 naming the rules, orgs.services).
     destination_team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "orgs.TeamMember", on_delete=models.PROTECT, null=True, blank=True, related_name="escalation_rules"
     )
     destination_phone = models.CharField(max_length=32, null=True, blank=True)
+    location = models.ForeignKey("orgs.Location", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     enabled = models.BooleanField(default=True)
 
     class Meta:
@@ -269,7 +276,9 @@ class Escalation(OrgOwnedModel):
         LLM_CLASSIFICATION = "llm_classification", "LLM classification"
 
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="escalations")
-    rule = models.ForeignKey(EscalationRule, on_delete=models.PROTECT, related_name="escalations")
+    # A deleted rule leaves its escalations, which carry its name.
+    rule = models.ForeignKey(EscalationRule, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="escalations")
     rule_name = models.CharField(max_length=200)
     destination_type = models.CharField(max_length=16, choices=EscalationRule.DestinationType.choices)
     destination_team_member = models.ForeignKey(

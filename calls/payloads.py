@@ -205,7 +205,7 @@ def escalation_triggered_data(escalation: Escalation, call: Call) -> dict:
     return {
         "call_id": str(call.pk),
         "location_id": _id(call.location_id),
-        "rule_id": str(escalation.rule_id),
+        "rule_id": _id(escalation.rule_id),  # null once the rule is deleted (the name stays)
         "rule_name": escalation.rule_name,
         "destination_type": escalation.destination_type,
         "destination_id": _id(escalation.destination_team_member_id),

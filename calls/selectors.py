@@ -98,7 +98,8 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
         {"id": str(r.id), "name": r.name, "description": r.description, "keywords": r.keywords,
          "destination_type": r.destination_type,
          "destination_team_member_id": str(r.destination_team_member_id) if r.destination_team_member_id else None,
-         "destination_phone": r.destination_phone}
+         "destination_phone": r.destination_phone,
+         "location_id": str(r.location_id) if r.location_id else None}
         for r in EscalationRule.objects.for_org(org).filter(enabled=True).order_by("name", "id")
     ]
     calendars = [

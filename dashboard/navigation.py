@@ -53,6 +53,7 @@ NAV: tuple[NavSection, ...] = (
         (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
+            NavItem("Escalation rules", "dashboard:escalation-rules", match=("escalation-rule",)),
             NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
             NavItem("Events", "dashboard:events", match=("events",)),
             NavItem("Notifications", "dashboard:notifications", match=("notification",)),

@@ -6,6 +6,7 @@ from . import views
 from .pages import (
     calls,
     contacts,
+    escalation_rules,
     events,
     inbox,
     knowledge,
@@ -75,6 +76,16 @@ urlpatterns = [
     path("team/new/", team.TeamMemberCreateView.as_view(), name="team-member-create"),
     path("team/<uuid:member_id>/edit/", team.TeamMemberEditView.as_view(), name="team-member-edit"),
     path("team/<uuid:member_id>/delete/", team.TeamMemberDeleteView.as_view(), name="team-member-delete"),
+    # Settings → Escalation rules (dashboard/pages/escalation_rules.py).
+    path("settings/escalation-rules/", escalation_rules.EscalationRuleListView.as_view(), name="escalation-rules"),
+    path("settings/escalation-rules/new/", escalation_rules.EscalationRuleCreateView.as_view(),
+         name="escalation-rule-create"),
+    path("settings/escalation-rules/<uuid:rule_id>/edit/", escalation_rules.EscalationRuleEditView.as_view(),
+         name="escalation-rule-edit"),
+    path("settings/escalation-rules/<uuid:rule_id>/enabled/", escalation_rules.EscalationRuleEnabledView.as_view(),
+         name="escalation-rule-enabled"),
+    path("settings/escalation-rules/<uuid:rule_id>/delete/", escalation_rules.EscalationRuleDeleteView.as_view(),
+         name="escalation-rule-delete"),
     # Settings → Notifications (dashboard/pages/notifications.py).
     path("settings/notifications/", notifications.NotificationsView.as_view(), name="notifications"),
     path(

@@ -6,7 +6,7 @@ from zoneinfo import available_timezones
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, ProtectedError
 from django.utils import timezone
 
 from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -399,8 +399,16 @@ def team_member_update(*, member: TeamMember, **changes) -> TeamMember:
 
 @transaction.atomic
 def team_member_delete(*, member: TeamMember) -> None:
-    """Deletes a team member; a platform user's record raises Forbidden."""
+    """Deletes a team member; a platform user's record raises Forbidden. A member that escalation rules route to
+    is kept: 409 with `details.field` = `escalation_rules`, the message naming the rules (their foreign key
+    protects the member, so no rule is ever left without its destination)."""
     _guard_platform_user(member)
     org = member.organization
-    member.delete()
+    try:
+        with transaction.atomic():
+            member.delete()
+    except ProtectedError as exc:
+        names = sorted(rule.name for rule in exc.protected_objects)
+        raise Conflict("escalation_rules", f"Escalation rules route to this team member: {', '.join(names)}. "
+                       "Change or delete them first.") from None
     knowledge_version_bump(org=org)

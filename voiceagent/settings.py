@@ -223,6 +223,7 @@ SPECTACULAR_SETTINGS = {
         "CallStatusEnum": "calls.models.Call.Status",
         "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
         "EventTypeEnum": "webhooks.models.EVENT_TYPES",
+        "DestinationTypeEnum": "calls.models.EscalationRule.DestinationType",
     },
 }
 
@@ -253,6 +254,9 @@ WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=8)
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
 CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_delivery_log", "schedule": 24 * 3600}
+# A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
+CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
+CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
 CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.

@@ -138,7 +138,7 @@ DATA_SCHEMAS = {
     "call.escalation_triggered": strict({
         "call_id": UUID,
         "location_id": nullable(UUID),
-        "rule_id": UUID,
+        "rule_id": nullable(UUID),  # null only in a follow-up read after the rule was deleted
         "rule_name": {"type": "string"},
         "destination_type": {"enum": ["team_member", "phone"]},
         "destination_id": nullable(UUID),

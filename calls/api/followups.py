@@ -65,7 +65,7 @@ KINDS = {
     })),
     "escalation": ("escalations", "Escalations", payloads.escalation_triggered_data, _follow_up_serializer(
         "Escalation", {
-            "call_id": serializers.UUIDField(), "location_id": _nullable_id(), "rule_id": serializers.UUIDField(),
+            "call_id": serializers.UUIDField(), "location_id": _nullable_id(), "rule_id": _nullable_id(),
             "rule_name": _text(), "destination_type": serializers.ChoiceField(choices=["team_member", "phone"]),
             "destination_id": _nullable_id(), "destination_phone": _nullable_text(),
             "triggered_by": serializers.ChoiceField(choices=["keyword", "llm_classification"]), "context": _text(),

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .escalation_rules import EscalationRuleDetailView, EscalationRuleListView
 from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
 from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
@@ -11,6 +12,8 @@ urlpatterns = [
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
     path("orders", OrderListView.as_view(), name="orders"),
+    path("escalation-rules", EscalationRuleListView.as_view(), name="escalation-rules"),
+    path("escalation-rules/<str:id>", EscalationRuleDetailView.as_view(), name="escalation-rule"),
     path("orders/<str:call_id>", OrderDetailView.as_view(), name="order"),
     *(
         route

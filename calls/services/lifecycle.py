@@ -3,9 +3,11 @@ brings with it (classification and score, verified quality checks, the caller's 
 the events that follow from it (`contact.created`, `call.ended`, `call.message_taken`)."""
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from contacts.services import contact_get_or_create_for_caller
 from notifications.services import notify_message_taken
@@ -93,6 +95,16 @@ COMPLETION_FIELDS = [
     "transcript", "quality_checks", "evidence_marks", "caller_name", "caller_email", "scorable", "score", "contact",
     "updated_at",
 ]
+
+
+def calls_abandon_stale(*, now: datetime | None = None) -> int:
+    """Closes every call started more than CALL_COMPLETION_TIMEOUT_MINUTES ago and still in progress as
+    "abandoned", in one UPDATE over a partial index; returns how many. No event: such a call was never classified.
+    `call_complete` still completes an abandoned call and emits what it would have."""
+    cutoff = (now or timezone.now()) - timedelta(minutes=settings.CALL_COMPLETION_TIMEOUT_MINUTES)
+    return Call.objects.filter(status=Call.Status.IN_PROGRESS, started_at__lt=cutoff).update(
+        status=Call.Status.ABANDONED
+    )
 
 
 def call_complete(

@@ -86,6 +86,10 @@ class TeamMemberDeleteView(TeamMemberMixin, TemplateView):
 
     def post(self, request, *args, **kwargs):
         member = self.get_member()
-        services.team_member_delete(member=member)
+        try:
+            services.team_member_delete(member=member)
+        except Conflict as exc:  # escalation rules route to them: the page names the rules
+            messages.error(request, str(exc))
+            return redirect("dashboard:team")
         messages.success(request, f"{member.name} removed from the team.")
         return redirect("dashboard:team")

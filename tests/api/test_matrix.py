@@ -31,6 +31,9 @@ BODIES = {
     "/v1/callbacks/{callback}": {"handled": True},
     "/v1/messages/{message}": {"handled": True},
     "/v1/escalations/{escalation}": {"handled": True},
+    "/v1/escalation-rules": {"name": "Matrix rule", "keywords": ["x"], "destination_type": "phone",
+                             "destination_phone": "+14155550100"},
+    "/v1/escalation-rules/{escalation_rule}": {"enabled": False},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -67,6 +70,8 @@ ENDPOINTS = {
     "/v1/escalations/{escalation}": ("get", "patch"),
     "/v1/orders": ("get",),
     "/v1/orders/{call}": ("get",),
+    "/v1/escalation-rules": ("get", "post"),
+    "/v1/escalation-rules/{escalation_rule}": ("get", "patch", "delete"),
 }
 # The same for every organization: the event catalog.
 SHARED = {"/v1/event-types"}
@@ -94,7 +99,7 @@ def world(org, admin, settings):
     call_id, _ = runtime.start()
     member = team_member_create(org=org, name="Escalation target")
     rule = escalation_rule_create(org=org, name="Matrix", destination_type="team_member",
-                                  destination_team_member=member)
+                                  destination_team_member=member, keywords=["manager"])
     assert runtime.event(call_id, type="callback_requested", label="cb", data={
         "requested_window": "asap", "reason": "Matrix"}).status_code == 201
     assert runtime.event(call_id, type="escalation_triggered", label="esc", data={
@@ -116,6 +121,7 @@ def world(org, admin, settings):
         "callback": CallbackRequest.objects.get(call=call),
         "message": Message.objects.get(call=call),
         "escalation": Escalation.objects.get(call=call),
+        "escalation_rule": rule,
     }
 
 

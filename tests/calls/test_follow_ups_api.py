@@ -28,7 +28,7 @@ def follow_ups(org, runtime):
     """One callback, one message and one escalation, on one call; and a message of an unscorable call."""
     member = team_member_create(org=org, name="Maria Lopez", phone_number="+14155550112")
     rule = escalation_rule_create(org=org, name="Manager", destination_type="team_member",
-                                  destination_team_member=member)
+                                  destination_team_member=member, keywords=["manager"])
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="callback_requested", label="cb", data=CALLBACK).status_code == 201
     assert runtime.event(call_id, type="escalation_triggered", label="esc", data={

@@ -177,7 +177,7 @@ def test_a_call_without_tool_labels_has_an_empty_trail(runtime, org):
 def test_mid_call_events_go_out_at_once_before_completion(runtime, org):
     member = team_member_create(org=org, name="Sam Chen", phone_number="+14155550112")
     rule = escalation_rule_create(org=org, name="Manager", destination_type="team_member",
-                                  destination_team_member=member)
+                                  destination_team_member=member, keywords=["manager"])
     calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles")
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="escalation_triggered", label="Asked for a manager",
@@ -208,7 +208,7 @@ def test_mid_call_events_go_out_at_once_before_completion(runtime, org):
 
 def test_tool_event_ids_of_another_org_are_404_and_write_nothing(runtime, other_org):
     rule = escalation_rule_create(org=other_org, name="Theirs", destination_type="phone",
-                                  destination_phone="+14155550100")
+                                  destination_phone="+14155550100", keywords=["manager"])
     call_id, _ = runtime.start()
     response = runtime.event(call_id, type="escalation_triggered", label="x",
                              data={"rule_id": str(rule.id), "triggered_by": "keyword"})
@@ -324,7 +324,8 @@ def test_a_fact_changed_through_v1_is_served_on_the_very_next_read(runtime, org,
 
 def test_a_new_escalation_rule_changes_the_knowledge_etag(runtime, org):
     etag = runtime.knowledge()["ETag"]
-    escalation_rule_create(org=org, name="Urgent", destination_type="phone", destination_phone="+14155550100")
+    escalation_rule_create(org=org, name="Urgent", destination_type="phone", destination_phone="+14155550100",
+                           keywords=["manager"])
     response = runtime.knowledge(etag)
     assert response.status_code == 200
     assert [r["name"] for r in response.json()["data"]["escalation_rules"]] == ["Urgent"]

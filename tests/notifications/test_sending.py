@@ -101,7 +101,7 @@ def test_unscorable_calls_send_no_message_email(runtime, recipients, sam):
 
 def test_escalations_mail_the_escalation_recipients_and_the_member_routed_to(runtime, org, recipients, sam):
     rule = escalation_rule_create(org=org, name="Allergy question", destination_type="team_member",
-                                  destination_team_member=sam)
+                                  destination_team_member=sam, keywords=["manager"])
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="escalation_triggered", label="Asked a chef", data={
         "rule_id": str(rule.id), "triggered_by": "keyword", "context": "Severe nut allergy"}).status_code == 201
