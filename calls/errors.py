@@ -27,3 +27,14 @@ class RecordingNotReady(DomainError):
 
     status = 404
     code = "recording_not_ready"
+
+
+class SlotUnavailable(DomainError):
+    """A booking the calendar cannot take: outside its weekly hours, or overlapping a confirmed booking. The
+    runtime offers the caller another time (`details.reason`: `outside_hours` or `taken`)."""
+
+    status = 409
+    code = "slot_unavailable"
+
+    def __init__(self, reason: str):
+        super().__init__(reason, details={"reason": reason})

@@ -6,8 +6,10 @@ make a second row: the database refuses it, and the service answers with the row
 """
 
 from django.conf import settings
+from django.contrib.postgres.constraints import ExclusionConstraint
+from django.contrib.postgres.fields import DateTimeRangeField, RangeBoundary, RangeOperators
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from orgs.tenancy import OrgOwnedModel
 
@@ -304,9 +306,16 @@ class Calendar(OrgOwnedModel):
     location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     timezone = models.CharField(max_length=64, default="UTC")
     slot_minutes = models.PositiveIntegerField(default=30)
+    # [{"day": "mon".."sun", "start": "HH:MM", "end": "HH:MM"}], local times in `timezone` (calls/availability.py).
+    weekly_hours = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]
+
+
+class TsTzRange(models.Func):
+    function = "TSTZRANGE"
+    output_field = DateTimeRangeField()
 
 
 class Booking(OrgOwnedModel):
@@ -316,7 +325,8 @@ class Booking(OrgOwnedModel):
         CONFIRMED = "confirmed", "Confirmed"
         CANCELED = "canceled", "Canceled"
 
-    calendar = models.ForeignKey(Calendar, on_delete=models.PROTECT, related_name="bookings")
+    # A deleted calendar (one without future confirmed bookings) leaves its past bookings, calendar null.
+    calendar = models.ForeignKey(Calendar, on_delete=models.SET_NULL, null=True, blank=True, related_name="bookings")
     call = models.ForeignKey(Call, on_delete=models.SET_NULL, null=True, blank=True, related_name="bookings")
     location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
@@ -327,6 +337,19 @@ class Booking(OrgOwnedModel):
     contact_email = models.CharField(max_length=254, null=True, blank=True)
     contact_phone = models.CharField(max_length=32, null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CONFIRMED)
+
+    class Meta:
+        constraints = [
+            # Two confirmed bookings of one calendar never overlap, whatever runs concurrently (btree_gist).
+            ExclusionConstraint(
+                name="booking_no_overlap",
+                expressions=[("calendar", RangeOperators.EQUAL),
+                             (TsTzRange("start_at", "end_at", RangeBoundary()), RangeOperators.OVERLAPS)],
+                condition=Q(status="confirmed"),
+            ),
+            models.CheckConstraint(condition=Q(end_at__gt=F("start_at")), name="booking_ends_after_start"),
+        ]
+        indexes = [models.Index(fields=["organization", "-start_at", "-id"], name="booking_org_start_idx")]
 
 
 __all__ = [

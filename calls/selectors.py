@@ -104,7 +104,7 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
     ]
     calendars = [
         {"id": str(c.id), "name": c.name, "timezone": c.timezone, "slot_minutes": c.slot_minutes,
-         "location_id": str(c.location_id) if c.location_id else None}
+         "location_id": str(c.location_id) if c.location_id else None, "weekly_hours": c.weekly_hours}
         for c in Calendar.objects.for_org(org).order_by("name", "id")
     ]
     organization = {

@@ -16,12 +16,14 @@ import uuid
 import wave
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
+from zoneinfo import ZoneInfo
 
 import requests
 from django.conf import settings
 from django.test import Client
 
+from calls.availability import DAYS
 from calls.models import Calendar, EscalationRule
 from calls.services.configuration import calendar_create, escalation_rule_create
 from orgs.models import Location, TeamMember
@@ -127,6 +129,10 @@ class RuntimeClient:
 
     def start(self, **body):
         return self.request("POST", "/calls", json_body=body)[1]["data"]
+
+    def availability(self, calendar_id: str, start: datetime, end: datetime) -> list[dict]:
+        query = urlencode({"from": _iso(start), "to": _iso(end)})
+        return self.request("GET", f"/calendars/{calendar_id}/availability?{query}")[1]["data"]["slots"]
 
     def event(self, call_id: str, **body):
         return self.request("POST", f"/calls/{call_id}/events", json_body=body)[1]["data"]
@@ -449,18 +455,22 @@ class Simulator:
         if not calendars:
             return self._scenario_callback()
         calendar = self.rng.choice(calendars)
+        free = self.client.availability(calendar["id"], self.now + timedelta(days=1), self.now + timedelta(days=11))
+        if not free:  # no weekly hours, or every slot taken: the caller asks for a callback instead
+            return self._scenario_callback()
+        slot = self.rng.choice(free)
         runtime_id, started_at, call = self._start(from_number=number)
         convo = Conversation(self.rng)
         self._greet(convo, self._location())
         party = self.rng.randint(2, 12)
         convo.caller(f"Hi, I'd like to book a table for {party} people.")
-        day = (self.now + timedelta(days=self.rng.randint(1, 10))).date()
-        hour = self.rng.choice([12, 13, 18, 19, 20])
-        start_at = datetime(day.year, day.month, day.day, hour, 0, tzinfo=UTC)
-        end_at = start_at + timedelta(minutes=calendar["slot_minutes"] * 3)
-        convo.agent(f"I can do {day:%A %B} {day.day} at {hour}:00. Could I get your name and email?")
+        start_at = datetime.fromisoformat(slot["start_at"])
+        end_at = datetime.fromisoformat(slot["end_at"])
+        local = start_at.astimezone(ZoneInfo(calendar["timezone"]))
+        day, hour = local.date(), f"{local:%H:%M}"
+        convo.agent(f"I can do {day:%A %B} {day.day} at {hour}. Could I get your name and email?")
         given = convo.caller(f"It's {name}, and my email is {email}.")
-        confirm = convo.agent(f"You're booked for {party} on {day:%A} at {hour}:00. A confirmation is on its way.")
+        confirm = convo.agent(f"You're booked for {party} on {day:%A} at {hour}. A confirmation is on its way.")
         convo.tool("appointment_booked", "Booked a table", {
             "calendar_id": calendar["id"], "start_at": _iso(start_at), "end_at": _iso(end_at),
             "timezone": calendar["timezone"], "contact_name": name, "contact_email": email, "contact_phone": number,
@@ -553,4 +563,5 @@ def ensure_demo_configuration(org) -> None:
     if not Calendar.objects.for_org(org).exists():
         location = Location.objects.for_org(org).order_by("created_at").first()
         calendar_create(org=org, name="Table reservations", location=location,
-                        timezone_name=location.timezone if location else "UTC")
+                        timezone_name=location.timezone if location else "UTC", slot_minutes=90,
+                        weekly_hours=[{"day": day, "start": "11:30", "end": "22:00"} for day in DAYS])

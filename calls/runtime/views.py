@@ -4,15 +4,20 @@ The runtime authenticates with the service token (never an org key); the organiz
 Every write is idempotent under retries: the runtime's call id and event ids are the keys.
 """
 
+from datetime import timedelta
+
+from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from calls import payloads, selectors
-from calls.models import Call, Recording
+from calls import availability, payloads, selectors
+from calls.models import Calendar, Call, Recording
+from calls.services.bookings import busy_spans
 from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
+from orgs.tenancy import get_for_org
 from voiceagent.errors import ValidationFailed
 from voiceagent.runtime.views import RuntimeAPIView
 from voiceagent.timefmt import iso_ms
@@ -172,3 +177,43 @@ class RecordingUploadView(RuntimeAPIView):
         return Response({"data": body}, status=201 if created else 200)
 
     put = post
+
+
+MAX_AVAILABILITY_RANGE = timedelta(days=31)
+
+
+class AvailabilityParams(serializers.Serializer):
+    # "from" is a Python keyword, so the field is declared below.
+    to = serializers.DateTimeField(help_text="End of the range (ISO 8601, exclusive).")
+
+    def validate(self, data):
+        if data["to"] <= data["from"]:
+            raise serializers.ValidationError({"to": ["Must be after from."]})
+        if data["to"] - data["from"] > MAX_AVAILABILITY_RANGE:
+            raise serializers.ValidationError({"to": [
+                f"The range may span at most {MAX_AVAILABILITY_RANGE.days} days."]})
+        return data
+
+
+AvailabilityParams._declared_fields["from"] = serializers.DateTimeField(help_text="Start of the range (ISO 8601).")
+
+
+class AvailabilityView(RuntimeAPIView):
+    """GET ?from=&to=: the calendar's free slots in that range (weekly hours in its time zone, minus confirmed
+    bookings), so the agent offers times the booking will not refuse."""
+
+    def get(self, request, org_id, calendar_id):
+        calendar = get_for_org(Calendar, self.org, calendar_id)
+        unknown = sorted(set(request.query_params) - {"from", "to"})
+        if unknown:
+            raise ValidationFailed(field_errors={name: ["Unknown query parameter."] for name in unknown})
+        params = AvailabilityParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        start, end = params.validated_data["from"], params.validated_data["to"]
+        free = availability.slots(calendar.weekly_hours, timezone=calendar.timezone,
+                                  slot_minutes=calendar.slot_minutes, start=start, end=end,
+                                  busy=busy_spans(calendar, start, end))
+        return Response({"data": {
+            "calendar_id": str(calendar.pk), "timezone": calendar.timezone, "slot_minutes": calendar.slot_minutes,
+            "slots": [{"start_at": iso_ms(slot_start), "end_at": iso_ms(slot_end)} for slot_start, slot_end in free],
+        }})

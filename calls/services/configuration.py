@@ -1,7 +1,11 @@
 """What configures the agent runtime on the calls side: escalation rules and bookable calendars. Each write bumps
 the org's knowledge version, so the runtime's knowledge ETag changes and it reads them fresh."""
 
+from functools import cache
+from zoneinfo import available_timezones
+
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from orgs.models import Location, Organization, TeamMember
 from orgs.phones import normalize_phone
@@ -10,7 +14,8 @@ from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.validation import check_lengths
 
-from ..models import Calendar, EscalationRule
+from .. import availability
+from ..models import Booking, Calendar, EscalationRule
 
 RULE_FIELDS = ("name", "description", "keywords", "enabled", "destination_type", "destination_team_member",
                "destination_phone", "location")
@@ -135,13 +140,83 @@ def escalation_rule_delete(*, rule: EscalationRule) -> None:
     knowledge_version_bump(org=org)
 
 
-@transaction.atomic
-def calendar_create(*, org: Organization, name: str, timezone_name: str = "UTC", location=None) -> Calendar:
-    """Creates a bookable calendar and bumps the org's knowledge version."""
+CALENDAR_FIELDS = ("name", "location", "timezone", "slot_minutes", "weekly_hours")
+MIN_SLOT_MINUTES, MAX_SLOT_MINUTES = 5, 480
+
+
+def _clean_calendar(org: Organization, changes: dict) -> dict:
+    unknown = sorted(set(changes) - set(CALENDAR_FIELDS))
+    if unknown:
+        raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
+    changes = dict(changes)
+    errors = {}
+    if "name" in changes:
+        changes["name"] = (changes["name"] or "").strip()
+        if not changes["name"]:
+            errors["name"] = ["This field may not be blank."]
+        elif len(changes["name"]) > 200:
+            errors["name"] = ["Ensure this field has no more than 200 characters."]
+    if "timezone" in changes and changes["timezone"] not in _timezones():
+        errors["timezone"] = ["Enter a valid IANA time zone, e.g. America/New_York."]
+    if "slot_minutes" in changes and not (
+        isinstance(changes["slot_minutes"], int) and MIN_SLOT_MINUTES <= changes["slot_minutes"] <= MAX_SLOT_MINUTES
+    ):
+        errors["slot_minutes"] = [f"Ensure this value is between {MIN_SLOT_MINUTES} and {MAX_SLOT_MINUTES}."]
+    if "weekly_hours" in changes and (problems := availability.weekly_hours_problems(changes["weekly_hours"])):
+        errors["weekly_hours"] = problems
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+    if changes.get("location") is not None:
+        changes["location"] = get_for_org(Location, org, getattr(changes["location"], "pk", changes["location"]))
+    return changes
+
+
+@cache
+def _timezones() -> frozenset[str]:
+    return frozenset(available_timezones())  # scans tzdata on disk; once per process is enough
+
+
+def _save_calendar(calendar: Calendar, fields: list[str] | None = None) -> Calendar:
     try:
         with transaction.atomic():
-            calendar = Calendar.objects.create(organization=org, name=name, timezone=timezone_name, location=location)
+            if fields is None:
+                calendar.save(force_insert=True)
+            else:
+                calendar.save(update_fields=[*fields, "updated_at"])
     except IntegrityError:
-        raise Conflict("name") from None
-    knowledge_version_bump(org=org)
+        raise Conflict("name", "A calendar with this name already exists.") from None
+    knowledge_version_bump(org=calendar.organization)
     return calendar
+
+
+@transaction.atomic
+def calendar_create(*, org: Organization, name: str, timezone_name: str = "UTC", location=None,
+                    slot_minutes: int = 30, weekly_hours: list[dict] | None = None) -> Calendar:
+    """Creates a bookable calendar and bumps the org's knowledge version. Duplicate name: 409."""
+    values = _clean_calendar(org, {"name": name, "timezone": timezone_name, "location": location,
+                                   "slot_minutes": slot_minutes,
+                                   "weekly_hours": [] if weekly_hours is None else weekly_hours})
+    return _save_calendar(Calendar(organization=org, **values))
+
+
+@transaction.atomic
+def calendar_update(*, calendar: Calendar, **changes) -> Calendar:
+    """Changes any of name, location, timezone, slot_minutes, weekly_hours (existing bookings stay)."""
+    if "timezone_name" in changes:
+        changes["timezone"] = changes.pop("timezone_name")
+    values = _clean_calendar(calendar.organization, changes)
+    for field, value in values.items():
+        setattr(calendar, field, value)
+    return _save_calendar(calendar, list(values)) if values else calendar
+
+
+@transaction.atomic
+def calendar_delete(*, calendar: Calendar) -> None:
+    """Deletes a calendar without future confirmed bookings (else 409 `conflict`, `details.field` = `bookings`);
+    its past and canceled bookings stay, their calendar null."""
+    locked = Calendar.objects.select_for_update().get(pk=calendar.pk)  # no booking slips in meanwhile
+    if locked.bookings.filter(status=Booking.Status.CONFIRMED, end_at__gt=timezone.now()).exists():
+        raise Conflict("bookings", "This calendar has upcoming confirmed bookings: cancel them first.")
+    org = calendar.organization
+    locked.delete()
+    knowledge_version_bump(org=org)

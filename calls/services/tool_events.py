@@ -11,6 +11,7 @@ from webhooks.services import emit
 
 from .. import payloads
 from ..models import Booking, Calendar, Call, CallbackRequest, Escalation, EscalationRule, ToolEvent
+from .bookings import booking_insert
 from .lookups import locked_call, org_row, runtime_phone
 from .orders import order_cancel_by_caller
 
@@ -118,7 +119,8 @@ def escalation_create(*, call: Call, data: dict) -> dict:
 
 
 def booking_create(*, call: Call, data: dict) -> dict:
-    """An appointment booked and confirmed on the call; emits `call.appointment_booked`.
+    """An appointment booked and confirmed on the call; emits `call.appointment_booked`. A time outside the
+    calendar's weekly hours or taken by a confirmed booking is 409 `slot_unavailable` (bookings.booking_insert).
 
     Contact details are best effort: what the caller confirmed on this call wins, then the contact record.
     """
@@ -129,7 +131,7 @@ def booking_create(*, call: Call, data: dict) -> dict:
     if data["end_at"] <= data["start_at"]:
         raise ValidationFailed(field_errors={"data.end_at": ["end_at must be after start_at."]})
     contact = call.contact
-    booking = Booking.objects.create(
+    booking = booking_insert(Booking(
         organization=org,
         calendar=calendar,
         call=call,
@@ -141,7 +143,7 @@ def booking_create(*, call: Call, data: dict) -> dict:
         contact_name=data.get("contact_name") or (contact.name if contact else None) or call.caller_name,
         contact_email=data.get("contact_email") or (contact.email if contact else None),
         contact_phone=runtime_phone(org, data.get("contact_phone"), "data.contact_phone") or call.from_number,
-    )
+    ))
     emit(org=org, type="call.appointment_booked", data=payloads.appointment_booked_data(booking))
     return {"booking_id": str(booking.pk)}
 

@@ -6,8 +6,8 @@ from django.apps import apps
 from django.urls import get_resolver
 from rest_framework.test import APIClient
 
-from calls.models import CallbackRequest, Escalation, Message
-from calls.services.configuration import escalation_rule_create
+from calls.models import Booking, CallbackRequest, Escalation, Message
+from calls.services.configuration import calendar_create, escalation_rule_create
 from orgs.services import fact_create, location_create, team_member_create
 from tests.calls.conftest import Runtime
 from webhooks.services import emit, subscription_create
@@ -34,6 +34,9 @@ BODIES = {
     "/v1/escalation-rules": {"name": "Matrix rule", "keywords": ["x"], "destination_type": "phone",
                              "destination_phone": "+14155550100"},
     "/v1/escalation-rules/{escalation_rule}": {"enabled": False},
+    "/v1/calendars": {"name": "Matrix calendar", "timezone": "UTC"},
+    "/v1/calendars/{calendar}": {"slot_minutes": 15},
+    "/v1/bookings/{booking}/cancel": {},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -72,6 +75,11 @@ ENDPOINTS = {
     "/v1/orders/{call}": ("get",),
     "/v1/escalation-rules": ("get", "post"),
     "/v1/escalation-rules/{escalation_rule}": ("get", "patch", "delete"),
+    "/v1/calendars": ("get", "post"),
+    "/v1/calendars/{calendar}": ("get", "patch", "delete"),
+    "/v1/bookings": ("get",),
+    "/v1/bookings/{booking}": ("get",),
+    "/v1/bookings/{booking}/cancel": ("post",),
 }
 # The same for every organization: the event catalog.
 SHARED = {"/v1/event-types"}
@@ -104,6 +112,11 @@ def world(org, admin, settings):
         "requested_window": "asap", "reason": "Matrix"}).status_code == 201
     assert runtime.event(call_id, type="escalation_triggered", label="esc", data={
         "rule_id": str(rule.id), "triggered_by": "keyword", "context": "x"}).status_code == 201
+    calendar = calendar_create(org=org, name="Matrix", timezone_name="UTC",
+                               weekly_hours=[{"day": "mon", "start": "00:00", "end": "24:00"}])
+    assert runtime.event(call_id, type="appointment_booked", label="book", data={
+        "calendar_id": str(calendar.id), "start_at": "2030-01-07T10:00:00Z",
+        "end_at": "2030-01-07T10:30:00Z"}).status_code == 201
     assert runtime.complete(call_id, messages=[{"message": "Matrix message"}]).status_code in (200, 201)
     assert runtime.upload(call_id).status_code in (200, 201)
     call = runtime.call(call_id)
@@ -122,6 +135,8 @@ def world(org, admin, settings):
         "message": Message.objects.get(call=call),
         "escalation": Escalation.objects.get(call=call),
         "escalation_rule": rule,
+        "calendar": calendar,
+        "booking": Booking.objects.get(calendar=calendar),
     }
 
 

@@ -178,7 +178,8 @@ def test_mid_call_events_go_out_at_once_before_completion(runtime, org):
     member = team_member_create(org=org, name="Sam Chen", phone_number="+14155550112")
     rule = escalation_rule_create(org=org, name="Manager", destination_type="team_member",
                                   destination_team_member=member, keywords=["manager"])
-    calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles")
+    calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles",
+                               weekly_hours=[{"day": "wed", "start": "09:00", "end": "21:00"}])
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="escalation_triggered", label="Asked for a manager",
                          data={"rule_id": str(rule.id), "triggered_by": "keyword",

@@ -1,0 +1,182 @@
+"""/v1/calendars and /v1/bookings: the calendars the agent books into (weekly hours in their own time zone), and
+the bookings it made, which a client lists and cancels."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from calls.availability import DAYS, MAX_WINDOWS
+from calls.models import Booking, Calendar
+from calls.services import bookings, configuration
+from voiceagent.api.docs import envelope, error_responses, list_envelope
+from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
+from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
+
+CALENDAR_TAGS, BOOKING_TAGS = ["Calendars"], ["Bookings"]
+ID_PARAMETER = OpenApiParameter(
+    "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The resource id. Another organization's id is 404."
+)
+WINDOW_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["day", "start", "end"],
+    "properties": {
+        "day": {"type": "string", "enum": list(DAYS)},
+        "start": {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
+        "end": {"type": "string", "pattern": "^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},
+    },
+}
+
+
+@extend_schema_field({"type": "array", "items": WINDOW_SCHEMA, "maxItems": MAX_WINDOWS,
+                      "description": "Local times in the calendar's time zone; start before end; no overlaps "
+                                     "within a day; end may be 24:00."})
+class WeeklyHoursField(serializers.JSONField):
+    pass
+
+
+class CalendarSerializer(OutputModelSerializer):
+    """A calendar the agent books into. `weekly_hours` are local times in `timezone` (IANA)."""
+
+    location_id = serializers.UUIDField(allow_null=True, read_only=True, help_text="null: not tied to a location.")
+    weekly_hours = WeeklyHoursField(read_only=True)
+
+    class Meta:
+        model = Calendar
+        fields = ["id", "name", "location_id", "timezone", "slot_minutes", "weekly_hours", "created_at", "updated_at"]
+
+
+class CalendarInput(StrictInputSerializer):
+    """POST: `name` and `timezone` required. PATCH: any subset."""
+
+    name = serializers.CharField(max_length=200, help_text="Unique per organization.")
+    location_id = serializers.UUIDField(required=False, allow_null=True)
+    timezone = serializers.CharField(max_length=64, help_text="An IANA name, e.g. America/New_York.")
+    slot_minutes = serializers.IntegerField(min_value=5, max_value=480, required=False, default=30)
+    weekly_hours = WeeklyHoursField(required=False, default=list)
+
+
+class BookingSerializer(OutputModelSerializer):
+    """An appointment the agent booked on a call. `status`: confirmed or canceled."""
+
+    call_id = serializers.UUIDField(allow_null=True, read_only=True)
+    calendar_id = serializers.UUIDField(allow_null=True, read_only=True, help_text="null once the calendar is deleted.")
+    location_id = serializers.UUIDField(allow_null=True, read_only=True)
+    contact_id = serializers.UUIDField(allow_null=True, read_only=True)
+
+    class Meta:
+        model = Booking
+        fields = ["id", "call_id", "calendar_id", "location_id", "contact_id", "start_at", "end_at", "timezone",
+                  "contact_name", "contact_email", "contact_phone", "status", "created_at", "updated_at"]
+
+
+class CancelInput(StrictInputSerializer):
+    """No fields: a body, if any, is `{}`."""
+
+
+class BookingParams(ListParams):
+    calendar_id = serializers.UUIDField(required=False)
+    location_id = serializers.UUIDField(required=False)
+    contact_id = serializers.UUIDField(required=False)
+    status = serializers.ChoiceField(choices=Booking.Status.choices, required=False)
+    since = serializers.DateTimeField(required=False, help_text="start_at at or after (ISO 8601).")
+    until = serializers.DateTimeField(required=False, help_text="start_at at or before (ISO 8601).")
+
+
+def _calendar_args(data: dict) -> dict:
+    renamed = {"location_id": "location", "timezone": "timezone_name"}
+    return {renamed.get(key, key): value for key, value in data.items()}
+
+
+CALENDAR_RESPONSE, BOOKING_RESPONSE = envelope(CalendarSerializer), envelope(BookingSerializer)
+
+
+class CalendarListView(OrgAPIView):
+    @extend_schema(operation_id="calendars_list", summary="List calendars", tags=CALENDAR_TAGS,
+                   parameters=[ListParams], responses={200: list_envelope(CalendarSerializer), **error_responses(400)})
+    def get(self, request):
+        params = self.validate_query(ListParams)
+        return item_list_response(Calendar.objects.for_org(self.org), params, item=serializer_item(CalendarSerializer),
+                                  scope="calendars")
+
+    @extend_schema(
+        operation_id="calendars_create", summary="Create a calendar", tags=CALENDAR_TAGS,
+        description="Served to the runtime by its next knowledge read. A duplicate name is 409 `conflict`.",
+        request=CalendarInput, responses={201: CALENDAR_RESPONSE, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request):
+        data = self.validate_body(CalendarInput)
+        calendar = configuration.calendar_create(org=self.org, **_calendar_args(data))
+        return data_response(CalendarSerializer(calendar).data, status=201)
+
+
+class CalendarDetailView(OrgAPIView):
+    model = Calendar
+
+    @extend_schema(operation_id="calendars_retrieve", summary="Get a calendar", tags=CALENDAR_TAGS,
+                   parameters=[ID_PARAMETER], responses={200: CALENDAR_RESPONSE, **error_responses(404)})
+    def get(self, request, id):  # noqa: A002 - the path parameter
+        return data_response(CalendarSerializer(self.get_object(id)).data)
+
+    @extend_schema(operation_id="calendars_partial_update", summary="Update a calendar", tags=CALENDAR_TAGS,
+                   parameters=[ID_PARAMETER], request=CalendarInput(partial=True),
+                   responses={200: CALENDAR_RESPONSE, **error_responses(400, 403, 404, 409)})
+    def patch(self, request, id):  # noqa: A002
+        calendar = self.get_object(id)
+        data = self.validate_body(CalendarInput, partial=True)
+        calendar = configuration.calendar_update(calendar=calendar, **_calendar_args(data))
+        return data_response(CalendarSerializer(calendar).data)
+
+    @extend_schema(
+        operation_id="calendars_destroy", summary="Delete a calendar", tags=CALENDAR_TAGS,
+        description="409 `conflict` (`details.field` = `bookings`) while it has upcoming confirmed bookings; past "
+        "and canceled bookings stay, their `calendar_id` null.",
+        parameters=[ID_PARAMETER], responses={204: None, **error_responses(403, 404, 409)},
+    )
+    def delete(self, request, id):  # noqa: A002
+        configuration.calendar_delete(calendar=self.get_object(id))
+        return Response(status=204)
+
+
+class BookingListView(OrgAPIView):
+    @extend_schema(
+        operation_id="bookings_list", summary="List bookings", tags=BOOKING_TAGS,
+        description="Latest start first; cursor-paginated; `since`/`until` filter on `start_at` (inclusive).",
+        parameters=[BookingParams], responses={200: list_envelope(BookingSerializer), **error_responses(400)},
+    )
+    def get(self, request):
+        params = self.validate_query(BookingParams)
+        rows = Booking.objects.for_org(self.org)
+        for field in ("calendar_id", "location_id", "contact_id", "status"):
+            if params.get(field) is not None:
+                rows = rows.filter(**{field: params[field]})
+        if params.get("since"):
+            rows = rows.filter(start_at__gte=params["since"])
+        if params.get("until"):
+            rows = rows.filter(start_at__lte=params["until"])
+        return item_list_response(rows, params, item=serializer_item(BookingSerializer), time_field="start_at",
+                                  scope="bookings")
+
+
+class BookingDetailView(OrgAPIView):
+    model = Booking
+
+    @extend_schema(operation_id="bookings_retrieve", summary="Get a booking", tags=BOOKING_TAGS,
+                   parameters=[ID_PARAMETER], responses={200: BOOKING_RESPONSE, **error_responses(404)})
+    def get(self, request, id):  # noqa: A002
+        return data_response(BookingSerializer(self.get_object(id)).data)
+
+
+class BookingCancelView(OrgAPIView):
+    model = Booking
+
+    @extend_schema(
+        operation_id="bookings_cancel", summary="Cancel a booking", tags=BOOKING_TAGS, request=None,
+        description="200 with the booking, now canceled; canceling a canceled booking is 200 and changes nothing. "
+        "The slot is free again for the agent.",
+        parameters=[ID_PARAMETER], responses={200: BOOKING_RESPONSE, **error_responses(403, 404)},
+    )
+    def post(self, request, id):  # noqa: A002
+        booking = self.get_object(id)
+        self.validate_body(CancelInput)
+        booking, _ = bookings.booking_cancel(booking=booking)
+        return data_response(BookingSerializer(booking).data)
