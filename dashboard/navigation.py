@@ -36,6 +36,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Overview", "dashboard:home", match=("home",)),
             NavItem("Calls", "dashboard:calls", match=("call",)),
             NavItem("Inbox", "dashboard:inbox", match=("inbox",)),
+            NavItem("Bookings", "dashboard:bookings", match=("booking",)),
         ),
     ),
     NavSection(
@@ -54,6 +55,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
             NavItem("Escalation rules", "dashboard:escalation-rules", match=("escalation-rule",)),
+            NavItem("Calendars", "dashboard:calendars", match=("calendar",)),
             NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
             NavItem("Events", "dashboard:events", match=("events",)),
             NavItem("Notifications", "dashboard:notifications", match=("notification",)),

@@ -4,6 +4,8 @@ from django.urls import path
 
 from . import views
 from .pages import (
+    bookings,
+    calendars,
     calls,
     contacts,
     escalation_rules,
@@ -86,6 +88,14 @@ urlpatterns = [
          name="escalation-rule-enabled"),
     path("settings/escalation-rules/<uuid:rule_id>/delete/", escalation_rules.EscalationRuleDeleteView.as_view(),
          name="escalation-rule-delete"),
+    # Settings → Calendars, and the bookings made into them (dashboard/pages/calendars.py, bookings.py).
+    path("settings/calendars/", calendars.CalendarListView.as_view(), name="calendars"),
+    path("settings/calendars/new/", calendars.CalendarCreateView.as_view(), name="calendar-create"),
+    path("settings/calendars/<uuid:calendar_id>/edit/", calendars.CalendarEditView.as_view(), name="calendar-edit"),
+    path("settings/calendars/<uuid:calendar_id>/delete/", calendars.CalendarDeleteView.as_view(),
+         name="calendar-delete"),
+    path("bookings/", bookings.BookingListView.as_view(), name="bookings"),
+    path("bookings/<uuid:booking_id>/cancel", bookings.BookingCancelView.as_view(), name="booking-cancel"),
     # Settings → Notifications (dashboard/pages/notifications.py).
     path("settings/notifications/", notifications.NotificationsView.as_view(), name="notifications"),
     path(

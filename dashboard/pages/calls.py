@@ -172,6 +172,7 @@ class CallDetailView(OrgMixin, TemplateView):
             unscorable=not call.scorable and call.is_completed,
             classification_label=Classification(call.classification).label if call.classification else None,
             sent=call_panel(self.org, call),
+            bookings=call.bookings.select_related("calendar", "location").order_by("start_at"),
             **kwargs,
         )
 
