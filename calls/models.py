@@ -72,6 +72,12 @@ class Call(OrgOwnedModel):
     transcript = models.JSONField(default=list, blank=True)
     quality_checks = models.JSONField(default=list, blank=True)
     evidence_marks = models.JSONField(null=True, blank=True)
+    # What the agent knew (from the completion): the knowledge version it answered from, the facts it relied on as
+    # [{"id", "label"}] at completion time (a later rename or delete does not rewrite them), and the questions it
+    # could not answer.
+    knowledge_version = models.PositiveIntegerField(null=True, blank=True)
+    facts_used = models.JSONField(default=list, blank=True)
+    unanswered_questions = models.JSONField(default=list, blank=True)
     caller_name = models.CharField(max_length=200, null=True, blank=True)
     caller_email = models.CharField(max_length=254, null=True, blank=True)
 

@@ -123,13 +123,17 @@ def _quality_check(check: dict) -> dict:
 
 def call_detail_data(call: Call) -> dict:
     """A call as `GET /v1/calls/{id}` shows it (and the runtime's completion answers): the list item plus the
-    transcript, the quality checks and, when the outcome is `order`, the order."""
+    transcript, the quality checks, when the outcome is `order` the order, and what the agent knew (the knowledge
+    version it answered from, the facts it relied on as they were then, what it could not answer)."""
     order = call_order(call)
     return {
         **call_data(call),
         "transcript": [_transcript_turn(turn) for turn in call.transcript],
         "quality_checks": [_quality_check(check) for check in call.quality_checks],
         "order": order_detail_data(order) if call.outcome == "order" and order is not None else None,
+        "knowledge_version": call.knowledge_version,
+        "facts_used": [{"id": fact["id"], "label": fact["label"]} for fact in call.facts_used],
+        "unanswered_questions": list(call.unanswered_questions),
     }
 
 

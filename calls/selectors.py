@@ -1,7 +1,11 @@
 """Org-scoped reads of calls, and what the agent runtime reads (its knowledge)."""
 
+from datetime import timedelta
+
+from django.db import connection
 from django.db.models import Count, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone
 
 from orgs.models import Organization
 from orgs.selectors import knowledge_etag, knowledge_for_org
@@ -226,3 +230,26 @@ def order_list(*, org: Organization, status=None, location_id=None, since=None, 
     if until:
         orders = orders.filter(placed_at__lte=until)
     return orders
+
+
+# --- what the agent knew ------------------------------------------------------------------------------------------
+
+FACT_USE_WINDOW = timedelta(days=30)
+
+
+def fact_use_counts(*, org: Organization, now=None) -> dict[str, int]:
+    """Per fact id, how many of the org's calls of the last 30 days relied on it (one query, whatever the facts)."""
+    since = (now or timezone.now()) - FACT_USE_WINDOW
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT used->>'id', count(DISTINCT c.id) FROM calls_call c, jsonb_array_elements(c.facts_used) used"
+            " WHERE c.organization_id = %s AND c.started_at >= %s AND c.facts_used <> '[]'::jsonb GROUP BY 1",
+            [org.pk, since],
+        )
+        return dict(cursor.fetchall())
+
+
+def calls_with_unanswered_questions(*, org: Organization):
+    """The org's completed calls that left a question unanswered, newest first."""
+    return (Call.objects.for_org(org).exclude(unanswered_questions=[]).filter(status=Call.Status.COMPLETED)
+            .order_by("-ended_at", "-id").only("id", "started_at", "ended_at", "unanswered_questions", "summary"))

@@ -68,6 +68,7 @@ urlpatterns = [
     path("contacts/<uuid:contact_id>/edit/", contacts.ContactEditView.as_view(), name="contact-edit"),
     path("knowledge/", knowledge.KnowledgeView.as_view(), name="knowledge"),
     path("knowledge/new/", knowledge.FactCreateView.as_view(), name="knowledge-fact-create"),
+    path("knowledge/unanswered/", knowledge.UnansweredQuestionsView.as_view(), name="unanswered"),
     path("knowledge/<uuid:fact_id>/edit/", knowledge.FactEditView.as_view(), name="knowledge-fact-edit"),
     path("knowledge/<uuid:fact_id>/delete/", knowledge.FactDeleteView.as_view(), name="knowledge-fact-delete"),
     path("locations/", locations.LocationListView.as_view(), name="locations"),

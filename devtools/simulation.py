@@ -152,6 +152,16 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# What callers ask that a demo knowledge base does not answer (the Unanswered questions page fills from these).
+UNANSWERABLE = [
+    "Do you have gluten-free pasta?",
+    "Is there parking for a van nearby?",
+    "Can I bring my dog to the patio?",
+    "Do you sell gift cards?",
+    "Do you cater weddings for 150 people?",
+]
+
+
 @dataclass
 class Conversation:
     """A transcript being written turn by turn, with the tool events that fired along the way."""
@@ -497,12 +507,19 @@ class Simulator:
         question = convo.caller(f"Hi, quick question about {fact['label'].lower()}.")
         answer = convo.agent(fact["content"])
         convo.tool("tool", f"Asked about {fact['label'].lower()}")
+        unanswered = []
+        if self.rng.random() < 0.35:  # something the knowledge base does not say: the agent admits it
+            unanswered.append(self.rng.choice(UNANSWERABLE))
+            convo.caller(f"And one more thing: {unanswered[0][0].lower()}{unanswered[0][1:]}")
+            convo.agent("I'm sorry, I don't have that information. I'll pass your question on to the team.")
         convo.caller(self.rng.choice(["Great, that's all I needed.", "Perfect, thanks!", "Okay, thank you."]))
         self._finish(
             runtime_id, started_at, convo, recording_first=recording_first,
             classification="real_engagement", disposition="completed",
             summary=f"Caller asked about {fact['label'].lower()} and got the answer from the knowledge base.",
             outcome="info", outcome_tags=["question"],
+            knowledge_version=self.knowledge.get("version"),
+            facts_used=[fact["id"]] if "id" in fact else [], unanswered_questions=unanswered,
             quality_checks=self._checks(convo, [
                 ("Answered from the knowledge base", "pass", [self._quote(answer, 6)], None),
                 ("Understood the question", "pass", [self._quote(question, 4)], None),

@@ -113,13 +113,23 @@ class CallSerializer(OutputModelSerializer):
         return payloads.call_data(call)
 
 
+class FactUsedSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    label = serializers.CharField(help_text="The fact's label when the call ended.")
+
+
 class CallDetailSerializer(CallSerializer):
     transcript = TranscriptTurnSerializer(many=True)
     quality_checks = QualityCheckSerializer(many=True)
     order = serializers.SerializerMethodField()
+    knowledge_version = serializers.IntegerField(allow_null=True, help_text="The version the agent answered from.")
+    facts_used = FactUsedSerializer(many=True, help_text="The facts the agent relied on, as they were then.")
+    unanswered_questions = serializers.ListField(child=serializers.CharField(),
+                                                 help_text="What callers asked that the agent could not answer.")
 
     class Meta(CallSerializer.Meta):
-        fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order"]
+        fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order", "knowledge_version",
+                  "facts_used", "unanswered_questions"]
 
     def to_representation(self, call):
         return payloads.call_detail_data(call)

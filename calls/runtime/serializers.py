@@ -158,6 +158,9 @@ class CallerInput(StrictInputSerializer):
     email = serializers.CharField(max_length=254, allow_null=True, required=False, default=None)
 
 
+MAX_FACTS_USED, MAX_UNANSWERED = 100, 20
+
+
 class CallCompleteSerializer(StrictInputSerializer):
     # The start fields again, optional: a completion whose start request was lost still creates the call.
     started_at = serializers.DateTimeField(required=False)
@@ -178,6 +181,14 @@ class CallCompleteSerializer(StrictInputSerializer):
     caller = CallerInput(required=False, default=dict)
     order = OrderInputSerializer(allow_null=True, required=False, default=None)
     messages = MessageInput(many=True, required=False, default=list)
+    knowledge_version = serializers.IntegerField(min_value=0, allow_null=True, required=False, default=None,
+                                                 help_text="The knowledge version the agent answered from.")
+    facts_used = serializers.ListField(child=serializers.UUIDField(), max_length=MAX_FACTS_USED, required=False,
+                                       default=list, help_text="Ids of this organization's facts the agent relied on.")
+    unanswered_questions = serializers.ListField(
+        child=serializers.CharField(max_length=500), max_length=MAX_UNANSWERED, required=False, default=list,
+        help_text="What callers asked that the agent could not answer.",
+    )
 
     def validate_quality_checks(self, checks):
         quotes = sum(len(check["evidence"]) for check in checks)

@@ -126,6 +126,9 @@ class CallCompleteView(RuntimeAPIView):
             caller_email=data["caller"].get("email"),
             order=OrderInput(**order) if order is not None else None,
             messages=[dict(message) for message in data["messages"]],
+            knowledge_version=data["knowledge_version"],
+            facts_used=data["facts_used"],
+            unanswered_questions=data["unanswered_questions"],
         )
         call = selectors.call_get(org=self.org, call_id=call.pk)
         return Response({"data": payloads.call_detail_data(call)})

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from contacts.services import contact_get_or_create_for_caller
 from notifications.services import notify_message_taken
-from orgs.models import Location, Organization, TeamMember
+from orgs.models import Fact, Location, Organization, TeamMember
 from voiceagent.errors import ValidationFailed
 from webhooks.services import emit
 
@@ -93,7 +93,7 @@ def _score_from_checks(checks: list[dict]) -> int | None:
 COMPLETION_FIELDS = [
     "status", "ended_at", "duration_seconds", "classification", "disposition", "summary", "outcome", "outcome_tags",
     "transcript", "quality_checks", "evidence_marks", "caller_name", "caller_email", "scorable", "score", "contact",
-    "updated_at",
+    "knowledge_version", "facts_used", "unanswered_questions", "updated_at",
 ]
 
 
@@ -126,6 +126,9 @@ def call_complete(
     order: OrderInput | None = None,
     messages: list[dict] | None = None,
     start: dict | None = None,
+    knowledge_version: int | None = None,
+    facts_used: list | None = None,
+    unanswered_questions: list[str] | None = None,
 ) -> tuple[Call, bool]:
     """Records the finished call and emits what follows from it: (call, completed_now).
 
@@ -162,6 +165,9 @@ def call_complete(
         call.evidence_marks = evidence_marks(transcript, checks)  # once here, so the call page only reads them
         call.caller_name = caller_name or None
         call.caller_email = caller_email or None
+        call.knowledge_version = knowledge_version
+        call.facts_used = _facts_used(org, facts_used or [])
+        call.unanswered_questions = [question.strip() for question in unanswered_questions or [] if question.strip()]
         # Unscorable classifications never carry a score, whatever the runtime sent (spec, Resources: Call).
         call.scorable = classification not in UNSCORABLE_CLASSIFICATIONS
         call.score = (score if score is not None else _score_from_checks(checks)) if call.scorable else None
@@ -191,6 +197,18 @@ def call_complete(
                 emit(org=org, type="call.message_taken", data=payloads.message_taken_data(message, call))
                 notify_message_taken(message=message, call=call)  # e-mailed exactly when announced
         return call, True
+
+
+def _facts_used(org: Organization, fact_ids: list) -> list[dict]:
+    """The facts as they are now, `{id, label}` in the order given (repeats dropped): a later rename or delete of
+    a fact does not rewrite what this call relied on. An id that is not this org's fact is a 400."""
+    ids = list(dict.fromkeys(str(fact_id) for fact_id in fact_ids))
+    labels = dict(Fact.objects.for_org(org).filter(pk__in=ids).values_list("pk", "label"))
+    labels = {str(pk): label for pk, label in labels.items()}
+    unknown = [fact_id for fact_id in ids if fact_id not in labels]
+    if unknown:
+        raise ValidationFailed(field_errors={"facts_used": [f"Not a fact of this organization: {', '.join(unknown)}."]})
+    return [{"id": fact_id, "label": labels[fact_id]} for fact_id in ids]
 
 
 def _message_create(*, call: Call, data: dict, caller_name: str | None) -> Message:

@@ -6,9 +6,11 @@ Members read; only admins write (what the agent tells callers is an admin's call
 """
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
+from calls.selectors import calls_with_unanswered_questions, fact_use_counts
 from orgs import selectors, services
 from orgs.models import Fact
 from orgs.tenancy import get_for_org
@@ -28,6 +30,9 @@ class KnowledgeView(OrgMixin, TemplateView):
     def get_context_data(self, **kwargs):
         locations = list(selectors.location_list(org=self.org).order_by("name", "id"))
         facts = list(selectors.fact_list(org=self.org).order_by("label", "id"))
+        uses = fact_use_counts(org=self.org)
+        for fact in facts:
+            fact.use_count = uses.get(str(fact.pk), 0)
         groups = [{"location": None, "title": "Every location", "facts": [f for f in facts if f.location_id is None]}]
         for location in locations:
             groups.append({
@@ -69,8 +74,10 @@ class FactFormMixin:
 
 class FactCreateView(FactFormMixin, AdminRequiredMixin, FormView):
     def get_initial(self):
-        # "Add a fact" from a location's group preselects that location.
-        return {"location": self.request.GET.get("location", "")}
+        # "Add a fact" from a location's group preselects that location; from an unanswered question (the
+        # Unanswered questions page, a call page), the question is the label to answer.
+        return {"location": self.request.GET.get("location", ""), "label": self.request.GET.get("label", "")[:200],
+                "content": self.request.GET.get("content", "")[:10_000]}
 
     def save(self, form):
         return services.fact_create(org=self.org, **form.cleaned_data)
@@ -114,3 +121,18 @@ class FactDeleteView(FactMixin, TemplateView):
         services.fact_delete(fact=fact)
         messages.success(request, f"Fact “{fact.label}” deleted. The agent stops using it on its next read.")
         return redirect("dashboard:knowledge")
+
+
+class UnansweredQuestionsView(OrgMixin, TemplateView):
+    """What callers asked that the agent could not answer, newest first, each with its call and an "Add a fact"
+    that opens the fact form with the question as its label."""
+
+    template_name = "dashboard/knowledge/unanswered.html"
+    page_size = 25
+
+    def get_context_data(self, **kwargs):
+        page = Paginator(calls_with_unanswered_questions(org=self.org), self.page_size).get_page(
+            self.request.GET.get("page"))
+        questions = [{"call": call, "question": question} for call in page.object_list
+                     for question in call.unanswered_questions]
+        return super().get_context_data(page=page, questions=questions, **kwargs)
