@@ -293,8 +293,9 @@ class CalendarForm(DashboardForm):
         ]
         for day, label in self.DAY_LABELS.items():
             self.fields[f"hours_{day}"] = forms.CharField(
-                label=label, required=False, help_text="E.g. 09:00-12:00, 13:00-17:00. Empty: closed.",
-                widget=forms.TextInput(attrs={"placeholder": "closed", "autocomplete": "off"}),
+                label=label, required=False,
+                widget=forms.TextInput(attrs={"placeholder": "closed (e.g. 09:00-12:00, 13:00-17:00)",
+                                              "autocomplete": "off"}),
             )
 
     @classmethod

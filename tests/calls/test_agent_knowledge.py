@@ -36,7 +36,8 @@ def test_the_call_shows_what_the_agent_knew_through_renames_and_deletes(api, org
     assert response.status_code == 200, response.content
     call = runtime.call(call_id)
     expected = {"knowledge_version": version,
-                "facts_used": [{"id": str(facts[1].pk), "label": "Parking"}, {"id": str(facts[0].pk), "label": "Hours"}],
+                "facts_used": [{"id": str(facts[1].pk), "label": "Parking"},
+                               {"id": str(facts[0].pk), "label": "Hours"}],
                 "unanswered_questions": ["Do you have gluten-free pasta?", "Is there valet?"]}
     detail = api.get(f"/v1/calls/{call.pk}").json()["data"]
     assert {key: detail[key] for key in expected} == expected
