@@ -213,6 +213,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",
         "voiceagent.api.docs.add_request_rules",
+        "calls.api.escalation_rules.add_rule_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",

@@ -27,6 +27,12 @@ WINDOW_SCHEMA = {
 }
 
 
+@extend_schema_field({"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$", "maxLength": 64})
+class TimezoneField(serializers.CharField):
+    """An IANA time zone name (the service checks it against the tz database; an enum of its ~600 names breaks
+    client generators, which cannot tell `GMT+0` from `GMT-0`)."""
+
+
 @extend_schema_field({"type": "array", "items": WINDOW_SCHEMA, "maxItems": MAX_WINDOWS,
                       "description": "Local times in the calendar's time zone; start before end; no overlaps "
                                      "within a day; end may be 24:00."})
@@ -50,7 +56,7 @@ class CalendarInput(StrictInputSerializer):
 
     name = serializers.CharField(max_length=200, help_text="Unique per organization.")
     location_id = serializers.UUIDField(required=False, allow_null=True)
-    timezone = serializers.CharField(max_length=64, help_text="An IANA name, e.g. America/New_York.")
+    timezone = TimezoneField(max_length=64, help_text="An IANA name, e.g. America/New_York.")
     slot_minutes = serializers.IntegerField(min_value=5, max_value=480, required=False, default=30)
     weekly_hours = WeeklyHoursField(required=False, default=list)
 

@@ -51,6 +51,28 @@ class EscalationRuleInput(StrictInputSerializer):
                                         help_text="A location of this organization; null for every location.")
 
 
+def add_rule_conditions(result, generator, request, public):
+    """drf-spectacular postprocessing hook: the create body's cross-field rules in JSON Schema (2020-12), so a
+    client or a fuzzer knows them: the destination field its type names is required (the other must be null or
+    absent), and a rule has keywords or a description. A PATCH is checked against the rule it changes."""
+    body = result.get("components", {}).get("schemas", {}).get("EscalationRuleInputRequest")
+    if body is not None:
+        body["allOf"] = [
+            {"if": {"properties": {"destination_type": {"const": "team_member"}}},
+             "then": {"required": ["destination_team_member_id"],
+                      "properties": {"destination_team_member_id": {"type": "string"},
+                                     "destination_phone": {"type": "null"}}}},
+            {"if": {"properties": {"destination_type": {"const": "phone"}}},
+             "then": {"required": ["destination_phone"],
+                      "properties": {"destination_phone": {"type": "string"},
+                                     "destination_team_member_id": {"type": "null"}}}},
+            {"anyOf": [{"required": ["keywords"], "properties": {"keywords": {"minItems": 1}}},
+                       {"required": ["description"],
+                        "properties": {"description": {"pattern": "[^\\s\\x00]"}}}]},
+        ]
+    return result
+
+
 def _service_args(data: dict) -> dict:
     renamed = {"destination_team_member_id": "destination_team_member", "location_id": "location"}
     return {renamed.get(key, key): value for key, value in data.items()}

@@ -5,23 +5,35 @@ Each one stands for a rule the schema states in words but no JSON Schema can che
 - `Idempotency-Key` is "unique per request you mean": each generated request gets its own, or the fuzzer's reuse of
   one value across different requests is (rightly) answered 422 `idempotency_key_reused`;
 - `cursor` is "a next_cursor this list returned": a generated one is (rightly) 400 `Invalid cursor.`;
-- the values the server checks against the world rather than a pattern: a phone number that phonenumbers calls
-  invalid, a webhook URL whose host resolves to no public address, a `since` older than the retention;
+- the values the server checks against the world or against other values rather than a pattern: a phone number
+  that phonenumbers calls invalid, a webhook URL whose host resolves to no public address, a `since` older than the
+  retention, weekly hours whose start is not before their end or that overlap, a PATCH that would leave a rule
+  without its destination or without keywords and description;
 - a query parameter the operation does not have is refused (docs/api.md), which OpenAPI cannot state for a query.
 A 400 that names only those fields with only those messages is not a schema mismatch; any other 400 fails the run.
 """
 
+import re
 import uuid
 
 import schemathesis
 
+# Per field, the messages (regular expressions, matched from the start) of rules checked against the world or
+# across values, which JSON Schema cannot state.
 SEMANTIC_REFUSALS = {
-    "phone_number": ("Enter a valid phone number",),
-    "url": ("Enter a valid URL", "The host resolves to", "The URL must", "Enter a valid https:// URL"),
-    "since": ("Must be within the last", "Must not be in the future"),
-    "until": ("Must be within the last", "Must not be in the future", "Must not be before"),
-    "cursor": ("Invalid cursor.",),  # the coverage phase sends its own cursors, whatever map_query does
+    "phone_number": (r"Enter a valid phone number",),
+    # A PATCH is checked against the rule it changes (the create body states these in its schema).
+    "destination_phone": (r"Enter a valid phone number", r"Required when destination_type", r"Must be null when"),
+    "destination_team_member_id": (r"Required when destination_type", r"Must be null when"),
+    "url": (r"Enter a valid URL", r"The host resolves to", r"The URL must", r"Enter a valid https:// URL"),
+    "since": (r"Must be within the last", r"Must not be in the future"),
+    "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before"),
+    "timezone": (r"Enter a valid IANA time zone",),  # a name the tz database does not have
+    "cursor": (r"Invalid cursor\.",),  # the coverage phase sends its own cursors, whatever map_query does
+    # start before end, and no two windows of a day overlapping: relations between values
+    "weekly_hours": (r"Item \d+: start must be before end\.", r"Items \d+ and \d+ overlap on \w+\."),
 }
+FORM_REFUSALS = (r"A rule needs keywords or a description",)  # a PATCH emptying what the rule had
 
 
 @schemathesis.hook
@@ -48,9 +60,13 @@ def _semantic_refusal(response) -> bool:
     except (ValueError, KeyError, TypeError):
         return False
     fields = details.get("fieldErrors") or {}
-    return not details.get("formErrors") and bool(fields) and all(
+    forms = details.get("formErrors") or []
+    if not all(any(re.match(pattern, message) for pattern in FORM_REFUSALS) for message in forms):
+        return False
+    return bool(fields or forms) and all(
         messages == ["Unknown query parameter."]  # refused by rule (docs/api.md); OpenAPI cannot close a query
-        or (field in SEMANTIC_REFUSALS and all(message.startswith(SEMANTIC_REFUSALS[field]) for message in messages))
+        or (field in SEMANTIC_REFUSALS and all(any(re.match(pattern, message) for pattern in SEMANTIC_REFUSALS[field])
+                                               for message in messages))
         for field, messages in fields.items()
     )
 
