@@ -104,3 +104,15 @@ def test_the_completion_fixture_is_valid_as_sent(org):
     call_id, _ = runtime.start()
     assert runtime.complete(call_id, summary="Fine").status_code == 200
     assert completion()["summary"]
+
+
+def test_lengths_are_measured_as_sent_not_after_trimming(api, org):
+    """DRF trims whitespace before its max_length check; the schema's maxLength counts what was sent."""
+    padded = "x" + " " * 10_000  # 10,001 characters, 1 after trimming
+    response = api.post("/v1/facts", {"label": "Padded", "content": padded}, format="json")
+    field_error(response, "content", "Ensure this field has no more than 10000 characters.")
+    response = api.post("/v1/escalation-rules", {"name": "R", "keywords": ["ok", "k" + " " * 100],
+                                                 "destination_type": "phone", "destination_phone": "+14155550100"},
+                        format="json")
+    field_error(response, "keywords.1", "Ensure this field has no more than 100 characters.")
+    assert not Fact.objects.exists()

@@ -36,7 +36,8 @@ def test_schemathesis_finds_nothing(org, write_key, tmp_path):
             [sys.executable, "-m", "schemathesis.cli", "run", f"http://127.0.0.1:{port}/api/openapi.json",
              "--checks", "all", "--max-examples", str(EXAMPLES), "--seed", SEED, "--workers", "1", "--no-color",
              "-H", f"Authorization: Bearer {write_key[1]}"],
-            cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
+            cwd=tmp_path,  # its run cache (it replays past failures first) stays with this test
+            capture_output=True, text=True, timeout=600,
             env={**os.environ, "SCHEMATHESIS_HOOKS": "tests.support.schemathesis_hooks",
                  "PYTHONPATH": str(settings.BASE_DIR)},
         )

@@ -36,15 +36,21 @@ class StrictInputSerializer(serializers.Serializer):
             raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [
                 f"Unrecognized key(s) in object: {names}"
             ]})
-        wrong = {name: [message] for name, field in self.fields.items()
-                 if name in data and (message := wrong_json_type(field, data[name]))}
+        wrong = {}
+        for name, field in self.fields.items():
+            if name in data:
+                if message := wrong_json_type(field, data[name]):
+                    wrong[name] = [message]
+                else:
+                    wrong.update({name + path: [message] for path, message in too_long(field, data[name]).items()})
         if not wrong:
             return super().to_internal_value(data)
+        refused = {path.split(".", 1)[0] for path in wrong}
         try:  # the other fields' errors too, so that one answer names every problem
-            super().to_internal_value({key: value for key, value in data.items() if key not in wrong})
+            super().to_internal_value({key: value for key, value in data.items() if key not in refused})
             others = {}
         except serializers.ValidationError as exc:
-            others = {key: errors for key, errors in exc.detail.items() if key not in wrong}
+            others = {key: errors for key, errors in exc.detail.items() if key not in refused}
         raise serializers.ValidationError({**others, **wrong})
 
 
@@ -56,6 +62,18 @@ _JSON_TYPES = (
      or (isinstance(value, float) and value.is_integer()), "Expected an integer."),
     (serializers.CharField, lambda value: isinstance(value, str), "Expected a string."),
 )
+
+
+def too_long(field, value) -> dict[str, str]:
+    """Strings over their field's max_length as sent, by path ("" for the field, ".3" for a list's fourth item):
+    DRF measures after trimming whitespace, so a long run of spaces would pass where the schema's maxLength says no."""
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        return {f".{position}{path}": message for position, item in enumerate(value)
+                for path, message in too_long(field.child, item).items()}
+    limit = getattr(field, "max_length", None)
+    if isinstance(field, serializers.CharField) and isinstance(value, str) and limit is not None and len(value) > limit:
+        return {"": f"Ensure this field has no more than {limit} characters."}
+    return {}
 
 
 def wrong_json_type(field, value) -> str | None:
