@@ -55,7 +55,12 @@ def add_rule_conditions(result, generator, request, public):
     """drf-spectacular postprocessing hook: the create body's cross-field rules in JSON Schema (2020-12), so a
     client or a fuzzer knows them: the destination field its type names is required (the other must be null or
     absent), and a rule has keywords or a description. A PATCH is checked against the rule it changes."""
-    body = result.get("components", {}).get("schemas", {}).get("EscalationRuleInputRequest")
+    schemas = result.get("components", {}).get("schemas", {})
+    for name in ("EscalationRuleInputRequest", "PatchedEscalationRuleInputRequest"):
+        if name in schemas:
+            # Distinct, and also ignoring case, which JSON Schema cannot say.
+            schemas[name]["properties"]["keywords"]["uniqueItems"] = True
+    body = schemas.get("EscalationRuleInputRequest")
     if body is not None:
         body["allOf"] = [
             {"if": {"properties": {"destination_type": {"const": "team_member"}}},

@@ -19,8 +19,11 @@ class ContactSerializer(OutputModelSerializer):
 class ContactInputSerializer(StrictInputSerializer):
     """POST: `phone_number` required, normalized to E.164 in the org's default region. PATCH: any subset."""
 
+    # Not trimmed here: DRF would measure min_length after trimming, refusing what the schema's minLength allows;
+    # the service strips and parses the number.
     phone_number = serializers.CharField(
-        min_length=10, max_length=32, help_text="E.164, or a national number of the organization's default region."
+        min_length=10, max_length=32, trim_whitespace=False,
+        help_text="E.164, or a national number of the organization's default region.",
     )
     name = serializers.CharField(max_length=200, required=False, allow_null=True, allow_blank=True)
     email = serializers.EmailField(max_length=254, required=False, allow_null=True, allow_blank=True)

@@ -29,6 +29,7 @@ SEMANTIC_REFUSALS = {
     "since": (r"Must be within the last", r"Must not be in the future"),
     "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before"),
     "timezone": (r"Enter a valid IANA time zone",),  # a name the tz database does not have
+    "keywords": (r"Keywords must not repeat \(case-insensitively\)",),  # "Manager" and "manager"
     "cursor": (r"Invalid cursor\.",),  # the coverage phase sends its own cursors, whatever map_query does
     # start before end, and no two windows of a day overlapping: relations between values
     "weekly_hours": (r"Item \d+: start must be before end\.", r"Items \d+ and \d+ overlap on \w+\."),
