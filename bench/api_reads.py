@@ -384,7 +384,9 @@ def main():
         redis.kill()
 
     load = f"wrk, {CONNECTIONS} connections" if shutil.which("wrk") else f"{CLIENTS} Python client processes"
-    print(f"gunicorn.conf.py defaults (2 workers x 4 threads); concurrent rows: {load}, {SECONDS:.0f} s each; "
+    workers = os.environ.get("WEB_WORKERS", f"{2 * (os.cpu_count() or 1)} (the default)")
+    print(f"gunicorn.conf.py: {workers} workers x {os.environ.get('WEB_THREADS', '2')} threads; concurrent rows: "
+          f"{load}, {SECONDS:.0f} s each; "
           f"sequential rows: one keep-alive connection")
     print(f"{'endpoint':58} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8} {'errors':>7}")
     _row("GET /bench/bare (the ceiling)", bare)
