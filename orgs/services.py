@@ -404,6 +404,9 @@ def team_member_delete(*, member: TeamMember) -> None:
     protects the member, so no rule is ever left without its destination)."""
     _guard_platform_user(member)
     org = member.organization
+    # Locked before the rules that protect it are looked up: a rule being pointed at it holds a row lock, so this
+    # waits for that rule to commit and then finds it.
+    TeamMember.objects.select_for_update().filter(pk=member.pk).first()
     try:
         with transaction.atomic():
             member.delete()

@@ -40,8 +40,11 @@ def _clean_rule(org: Organization, rule: EscalationRule, changes: dict) -> dict:
     if "keywords" in changes:
         changes["keywords"] = _clean_keywords(changes["keywords"])
     if changes.get("destination_team_member") is not None:
+        # Locked (FOR NO KEY UPDATE): a concurrent delete of this member waits for this transaction and then sees
+        # the rule (409); one that came first leaves no row here (404). Never a rule pointing at a deleted member.
         changes["destination_team_member"] = get_for_org(
-            TeamMember, org, getattr(changes["destination_team_member"], "pk", changes["destination_team_member"])
+            TeamMember.objects.select_for_update(no_key=True), org,
+            getattr(changes["destination_team_member"], "pk", changes["destination_team_member"]),
         )
     if changes.get("location") is not None:
         changes["location"] = get_for_org(Location, org, getattr(changes["location"], "pk", changes["location"]))

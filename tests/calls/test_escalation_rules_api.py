@@ -2,14 +2,18 @@
 runtime's next knowledge read serving enabled rules with their location, past escalations kept when a rule goes,
 and a team member that rules route to kept too (409)."""
 
+import threading
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from calls.api.escalation_rules import EscalationRuleSerializer
 from calls.models import Escalation, EscalationRule
+from calls.services.configuration import escalation_rule_create, escalation_rule_update
 from orgs.models import Location, TeamMember
-from orgs.services import knowledge_version_bump
+from orgs.services import knowledge_version_bump, team_member_delete
+from voiceagent.errors import Conflict, NotFound
 
 from .conftest import Runtime
 
@@ -159,3 +163,44 @@ def test_list_items_are_their_serializer_and_one_query(api, org, member):
         listed = api.get("/v1/escalation-rules", {"limit": 100}).json()["data"]
     assert listed == [dict(item) for item in expected]
     assert len(queries) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rule_pointed_at_a_member_being_deleted_never_dangles_nor_500s(org):
+    """A member delete and a rule update pointing at that member race: the rule wins (delete 409) or the delete
+    wins (update 404); never both, never a database error. Five rounds."""
+    for round_ in range(5):
+        member = TeamMember.objects.create(organization=org, name=f"Target {round_}")
+        rule = escalation_rule_create(org=org, name=f"Base {round_}", destination_type="phone",
+                                      destination_phone="+14155550100", keywords=["x"])
+        results, barrier = {}, threading.Barrier(2)
+
+        def delete(member=member, results=results, barrier=barrier):
+            try:
+                barrier.wait(5)
+                team_member_delete(member=TeamMember.objects.get(pk=member.pk))
+                results["delete"] = "deleted"
+            except Conflict:
+                results["delete"] = "conflict"
+            finally:
+                connection.close()
+
+        def point(rule=rule, member=member, results=results, barrier=barrier):
+            try:
+                barrier.wait(5)
+                escalation_rule_update(rule=EscalationRule.objects.get(pk=rule.pk), destination_type="team_member",
+                                       destination_phone=None, destination_team_member=member.pk)
+                results["point"] = "pointed"
+            except NotFound:
+                results["point"] = "not_found"
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=delete), threading.Thread(target=point)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert results in ({"delete": "conflict", "point": "pointed"}, {"delete": "deleted", "point": "not_found"})
+        rule.refresh_from_db()
+        assert (rule.destination_team_member_id is None) == (results["delete"] == "deleted")
