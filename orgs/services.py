@@ -270,11 +270,14 @@ def _update(instance, changes: dict, *, clean, allowed: tuple[str, ...], conflic
     return instance
 
 
-def _resolve_location(org: Organization, location):
-    """A Location of `org` from an instance or an id; another org's or a missing one is NotFound (never linked)."""
+def resolve_location(org: Organization, location):
+    """A Location of `org` from an instance or an id; another org's or a missing one is NotFound (never linked).
+    Locked (FOR NO KEY UPDATE) until the caller's transaction ends, so a concurrent `location_delete` either comes
+    first (NotFound here) or waits and then unlinks what this transaction linked; never a commit-time FK error.
+    The calls app's rules and calendars resolve their location through it too."""
     if location is None:
         return None
-    return get_for_org(Location, org, getattr(location, "pk", location))
+    return get_for_org(Location.objects.select_for_update(no_key=True), org, getattr(location, "pk", location))
 
 
 LOCATION_FIELDS = ("name", "address", "timezone", "phone_number")
@@ -311,6 +314,7 @@ def location_update(*, location: Location, **changes) -> Location:
 def location_delete(*, location: Location) -> None:
     """Deletes a location; its facts stay, applying to the whole org (location set to null)."""
     org = location.organization
+    Location.objects.select_for_update().filter(pk=location.pk).first()  # waits for whatever is linking to it
     location.delete()
     knowledge_version_bump(org=org)
 
@@ -324,7 +328,7 @@ def _clean_fact(org: Organization, values: dict) -> dict:
     _require_text(values, "label", "content")
     check_lengths(values, KNOWLEDGE_CAPS)
     if "location" in values:
-        values["location"] = _resolve_location(org, values["location"])
+        values["location"] = resolve_location(org, values["location"])
     return values
 
 

@@ -7,9 +7,9 @@ from zoneinfo import available_timezones
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from orgs.models import Location, Organization, TeamMember
+from orgs.models import Organization, TeamMember
 from orgs.phones import normalize_phone
-from orgs.services import knowledge_version_bump
+from orgs.services import knowledge_version_bump, resolve_location
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.validation import check_lengths
@@ -47,7 +47,7 @@ def _clean_rule(org: Organization, rule: EscalationRule, changes: dict) -> dict:
             getattr(changes["destination_team_member"], "pk", changes["destination_team_member"]),
         )
     if changes.get("location") is not None:
-        changes["location"] = get_for_org(Location, org, getattr(changes["location"], "pk", changes["location"]))
+        changes["location"] = resolve_location(org, changes["location"])
     if changes.get("destination_phone") is not None:
         changes["destination_phone"] = normalize_phone(changes["destination_phone"], region=org.default_phone_region,
                                                        field="destination_phone")
@@ -170,7 +170,7 @@ def _clean_calendar(org: Organization, changes: dict) -> dict:
     if errors:
         raise ValidationFailed(field_errors=errors)
     if changes.get("location") is not None:
-        changes["location"] = get_for_org(Location, org, getattr(changes["location"], "pk", changes["location"]))
+        changes["location"] = resolve_location(org, changes["location"])
     return changes
 
 

@@ -1,0 +1,65 @@
+"""A location deleted while a fact, a calendar or an escalation rule is being pointed at it: the link comes first
+(the delete then unlinks or removes what links to it) or the delete does (the link is 404); never a commit-time
+foreign-key error (a 500). Five rounds of each, two threads released together."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from calls.models import Calendar, EscalationRule
+from calls.services.configuration import calendar_create, escalation_rule_create
+from orgs.models import Fact, Location
+from orgs.services import fact_create, fact_update, location_create, location_delete
+from voiceagent.errors import NotFound
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def race(delete, link):
+    results, barrier = {}, threading.Barrier(2)
+
+    def run(name, action):
+        try:
+            barrier.wait(5)
+            action()
+            results[name] = "done"
+        except NotFound:
+            results[name] = "not_found"
+        except Exception as exc:  # noqa: BLE001 - any other outcome is the failure this test looks for
+            results[name] = repr(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=("delete", delete)), threading.Thread(target=run, args=("link", link))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results["delete"] == "done" and results["link"] in ("done", "not_found"), results
+    return results["link"]
+
+
+def new_location(org, n):
+    return location_create(org=org, name=f"Place {n}", address="1 Main St", timezone="UTC",
+                           phone_number="+14155550100")
+
+
+@pytest.mark.parametrize("kind", ["fact", "calendar", "rule"])
+def test_linking_to_a_location_being_deleted_never_fails_with_a_database_error(org, kind):
+    fact = fact_create(org=org, label="Hours", content="9-5")
+    for n in range(5):
+        location = new_location(org, n)
+        link = {
+            "fact": lambda location=location: fact_update(fact=Fact.objects.get(pk=fact.pk), location=location.pk),
+            "calendar": lambda location=location, n=n: calendar_create(org=org, name=f"Cal {n}", location=location.pk),
+            "rule": lambda location=location, n=n: escalation_rule_create(
+                org=org, name=f"Rule {n}", destination_type="phone", destination_phone="+14155550100",
+                keywords=["x"], location=location.pk),
+        }[kind]
+        race(lambda location=location: location_delete(location=Location.objects.get(pk=location.pk)), link)
+        assert not Location.objects.filter(pk=location.pk).exists()
+    # Whatever won, nothing points at a deleted location.
+    assert not Fact.objects.filter(location__isnull=False).exists()
+    assert not Calendar.objects.filter(location__isnull=False).exists()
+    assert not EscalationRule.objects.filter(location__isnull=False).exists()
