@@ -3,14 +3,18 @@ Each from the environment, with the defaults `make run` uses."""
 
 import os
 
-# Two processes per core, two threads each: on this project's 2-core bench machine 4 x 2 served the call list at
-# 767-875 req/s against 347-592 for 2 x 4, and the bare view's p99 at 16 connections fell from 43-57 ms to 10-18 ms
-# (fewer threads per process contend less for its GIL). README "Benchmarks".
+# Two processes per core, one request each (gunicorn's sync worker): a worker accepts a connection only when it is
+# idle, so load spreads evenly. Measured on the 2-core bench machine, 16 connections (README "Benchmarks"): the
+# call list's p99 was 33-47 ms this way against 56-111 ms for the same 4 processes with keep-alive (gthread), where a
+# connection stays pinned to a worker whether it is busy or not; 4 x 2 threads was worse still (GIL hand-offs).
+# No keep-alive, and a slow client holds a worker: production puts a buffering proxy (nginx) in front, which it
+# needs anyway. WEB_THREADS above 1 switches to the gthread worker, keep-alive included, for serving without one.
 workers = int(os.environ.get("WEB_WORKERS", str(2 * (os.cpu_count() or 1))))
-threads = int(os.environ.get("WEB_THREADS", "2"))
+threads = int(os.environ.get("WEB_THREADS", "1"))
+worker_class = "gthread" if threads > 1 else "sync"
 timeout = int(os.environ.get("WEB_TIMEOUT", "30"))  # a worker stuck longer is restarted
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
-keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))
+keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # gthread only: the sync worker closes each connection
 # gunicorn's maximum: the service answers URLs over settings.MAX_URL_LENGTH (4,096) with a JSON 414 itself.
 limit_request_line = 8190
 # The access log writes the path without its query string (%(U)s): recording tokens travel in the query string,

@@ -385,9 +385,10 @@ def main():
 
     load = f"wrk, {CONNECTIONS} connections" if shutil.which("wrk") else f"{CLIENTS} Python client processes"
     workers = os.environ.get("WEB_WORKERS", f"{2 * (os.cpu_count() or 1)} (the default)")
-    print(f"gunicorn.conf.py: {workers} workers x {os.environ.get('WEB_THREADS', '2')} threads; concurrent rows: "
-          f"{load}, {SECONDS:.0f} s each; "
-          f"sequential rows: one keep-alive connection")
+    threads = int(os.environ.get("WEB_THREADS", "1"))
+    kind = f"gthread, {threads} threads each" if threads > 1 else "sync: one request at a time, no keep-alive"
+    print(f"gunicorn.conf.py: {workers} workers ({kind}); concurrent rows: {load}, {SECONDS:.0f} s each; "
+          f"sequential rows: one client, one request at a time")
     print(f"{'endpoint':58} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8} {'errors':>7}")
     _row("GET /bench/bare (the ceiling)", bare)
     _row("GET /v1/me", me)
