@@ -14,8 +14,9 @@ A `Publisher` puts ids on the broker as that task:
 - in batches of `batch_size()` ids per task, or one id per task (the id itself the task's argument);
 - optionally coalesced: every change commits on its own, so one task per commit would cost a worker one task
   (a few ms of Celery overhead) per row. With a `window`, ids published within `window()` seconds of a publish
-  are gathered by a background thread and published together at the end of that window; a publish in a quiet
-  moment goes out at once. So a lone row waits for nothing, and under load a row waits at most the window. Ids
+  are gathered by a background thread and published together at the end of that window, or as soon as they fill
+  a batch; a publish in a quiet moment goes out at once. So a lone row waits for nothing, and under load a row
+  waits at most the window. Ids
   still buffered when the process dies are not lost: their rows are committed and the sweep takes them.
 
 `sweep` (run by beat) takes the due rows no publish covers any more (`take_due`) and publishes them at once.
@@ -166,7 +167,7 @@ class Publisher:
     def _get_coalescer(self) -> "_Coalescer":
         with self._lock:
             if self._coalescer is None or self._coalescer.pid != os.getpid():
-                self._coalescer = _Coalescer(self._send, name=f"{self.name}-publish")
+                self._coalescer = _Coalescer(self._send, name=f"{self.name}-publish", full=self._size)
             return self._coalescer
 
     def flush(self) -> None:
@@ -179,8 +180,9 @@ class Publisher:
 class _Coalescer:
     """One per publisher and process (re-created after a fork): a buffer of ids and the thread that publishes it."""
 
-    def __init__(self, send: Callable[[list[str]], int], *, name: str):
+    def __init__(self, send: Callable[[list[str]], int], *, name: str, full: Callable[[], int]):
         self.send = send
+        self.full = full  # a buffer this long is published at once: waiting longer would only delay it
         self.pid = os.getpid()
         self.cond = threading.Condition()
         self.buffer: list[str] = []
@@ -195,6 +197,8 @@ class _Coalescer:
             now = time.monotonic()
             if now < self.window_ends:
                 self.buffer.extend(ids)
+                if len(self.buffer) >= self.full():
+                    self.cond.notify()
                 return True
             self.window, self.window_ends = window, now + window
             self.cond.notify()
@@ -214,9 +218,8 @@ class _Coalescer:
             with self.cond:
                 while not self.buffer and time.monotonic() >= self.window_ends:
                     self.cond.wait()
-                delay = self.window_ends - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+                while len(self.buffer) < self.full() and (delay := self.window_ends - time.monotonic()) > 0:
+                    self.cond.wait(delay)
             if self.flush():
                 with self.cond:  # still busy: keep gathering for one more window
                     self.window_ends = max(self.window_ends, time.monotonic() + self.window)

@@ -44,5 +44,9 @@ def send_threads() -> int:
 
 def enqueue_window_seconds() -> float:
     """After a publish, further publishes in this process within this many seconds go out together at its end
-    (one task for many single-event commits; voiceagent.outbox); 0 publishes every one at once."""
-    return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.05))
+    (one task for many single-event commits; voiceagent.outbox); 0 publishes every one at once.
+
+    0.1 s rather than 0.05: a backlog of 2,000 single-event commits (a worker outage) became 45 tasks rather than
+    89, and a worker drains it 10% faster (the tasks whose deliveries an earlier batch took still cost ~1 ms each);
+    emit-to-receipt at 100 events/s went from p50 34 / p99 60 ms to 61 / 111 ms (README "Benchmarks")."""
+    return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.1))

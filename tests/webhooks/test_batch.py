@@ -130,6 +130,27 @@ def test_single_commits_in_quick_succession_are_published_together(settings, mon
     assert sent == [["a"], ["b", "c", "d"]]  # at the end of the window, one task
 
 
+def test_a_window_that_fills_a_batch_is_published_without_waiting_for_its_end(settings, monkeypatch):
+    settings.WEBHOOK_BATCH_SIZE = 3
+    settings.WEBHOOK_ENQUEUE_WINDOW_SECONDS = 30
+    sent = []
+    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
+    monkeypatch.setattr(publisher, "down_until", 0.0)
+    monkeypatch.setattr(publisher, "_coalescer", None)
+    publisher.publish(["a"])
+    for pk in ("b", "c", "d"):
+        publisher.publish([pk])
+    deadline = time.monotonic() + 5
+    while len(sent) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sent == [["a"], ["b", "c", "d"]]  # a full batch: out long before the 30 s window ends
+    publisher.publish(["e"])
+    time.sleep(0.2)
+    assert sent == [["a"], ["b", "c", "d"]]  # less than a batch waits for the window (or for two more)
+    publisher.flush()  # nothing left buffered for a later test's broker
+    assert sent == [["a"], ["b", "c", "d"], ["e"]]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org):
     with Receiver(delay=0.2) as receiver:
