@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from redis.exceptions import NoScriptError, RedisError
 
 logger = logging.getLogger("voiceagent.counters")
@@ -142,12 +142,12 @@ _thread = threading.local()
 _EPOCH_AND_COUNT_SHA = hashlib.sha1(_EPOCH_AND_COUNT.encode()).hexdigest()  # noqa: S324 - Redis names scripts so
 
 
-def _run_epoch_script(keys: list[str], args: list) -> list:
+def _run_epoch_script(backend, keys: list[str], args: list) -> list:
     """EVALSHA on this thread's own connection, sent and read through redis-py's Connection: every /v1 request
     makes this call, and the client's per-command layers (pool checkout, retries, response callbacks) cost about
     0.1 ms here, as much as the round trip itself. The connection is this thread's alone, so nothing else
-    interleaves on it; any failure drops it, and the next call opens another."""
-    backend = cache._cache
+    interleaves on it; any failure drops it, and the next call opens another. `backend` is the cache's client
+    object (RedisCache._cache)."""
     connection = getattr(_thread, "connection", None)
     if connection is None or _thread.backend is not backend:
         connection = backend._get_connection_pool(write=True).make_connection()
@@ -186,13 +186,14 @@ def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none"
     there already, None when it was not tried (no claim, over the limit, or Redis unreachable)."""
     if _redis_ok():
         try:
-            name = _name(flag)
-            keys = [name, _name(counter) if counter else name]
+            store = caches[DEFAULT_CACHE_ALIAS]  # once: each use of `cache` is a lookup through Django's proxy
+            name = store.make_key(flag)
+            keys = [name, store.make_key(counter) if counter else name]
             args = [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl]
             if claim is not None:
-                keys.append(_name(claim.name))
+                keys.append(store.make_key(claim.name))
                 args += [claim.limit, claim.value, claim.ttl_ms]
-            reply = _run_epoch_script(keys, args)
+            reply = _run_epoch_script(store._cache, keys, args)
             claimed = reply[2].decode() if len(reply) > 2 else None
             return reply[0].decode(), int(reply[1]), claimed
         except (RedisError, OSError) as exc:

@@ -27,7 +27,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        incoming = request.headers.get("X-Request-Id", "")
+        incoming = request.META.get("HTTP_X_REQUEST_ID", "")  # not request.headers: that copies every header
         request_id = incoming if SAFE_REQUEST_ID.fullmatch(incoming) else f"req_{uuid.uuid4().hex}"
         request.request_id = request_id
         # Not reset on the way out: Django logs 4xx/5xx ("Not Found: ...") after the middleware returns, and

@@ -30,12 +30,16 @@ def test_a_request_that_does_not_use_messages_builds_no_storage_and_sets_no_cook
     assert "messages" not in response.cookies
 
 
-def test_a_message_added_is_stored_and_read_on_the_next_request_then_cleared():
-    def add(request):
-        messages.success(request, "Saved.")
+def _adding(text):
+    def view(request):
+        messages.success(request, text)
         return HttpResponse("ok")
 
-    _, response = _through_middleware(add)
+    return view
+
+
+def test_a_message_added_is_stored_and_read_on_the_next_request_then_cleared():
+    _, response = _through_middleware(_adding("Saved."))
     cookie = response.cookies["messages"].value
     assert cookie
 
@@ -51,11 +55,7 @@ def test_a_message_added_is_stored_and_read_on_the_next_request_then_cleared():
 
 
 def test_a_stored_message_nobody_reads_stays_for_the_next_page():
-    def add(request):
-        messages.info(request, "Later.")
-        return HttpResponse("ok")
-
-    _, response = _through_middleware(add)
+    _, response = _through_middleware(_adding("Later."))
     cookie = response.cookies["messages"].value
     _, response = _through_middleware(lambda request: HttpResponse("ok"), {"messages": cookie})
     assert "messages" not in response.cookies  # untouched: the browser keeps its cookie

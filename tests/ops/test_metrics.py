@@ -52,6 +52,19 @@ def test_requests_are_counted_by_route_and_status(client, api, settings):
     assert value(scrape(client), pattern) == start + 2
 
 
+@pytest.mark.django_db
+def test_a_made_up_method_is_counted_as_other_and_mints_no_series(client, api, settings):
+    settings.METRICS_TOKEN = TOKEN
+    pattern = 'voiceagent_requests_total{method="OTHER",route="v1/calls",status="405"}'
+    before = scrape(client)
+    start = value(before, pattern) if pattern in before else 0.0
+    for method in ("BREW", "WHEN", "FOO"):
+        assert api.generic(method, "/v1/calls").status_code == 405
+    after = scrape(client)
+    assert value(after, pattern) == start + 3
+    assert not re.search(r'method="(BREW|WHEN|FOO)"', after)
+
+
 @pytest.mark.drill
 @pytest.mark.django_db(transaction=True)
 def test_the_delivery_lag_grows_while_a_receiver_is_down_and_falls_after(client, org, settings,

@@ -103,46 +103,49 @@ def test_a_task_also_takes_other_due_deliveries_whose_own_tasks_then_skip(org):
         assert len(receiver.calls) == 3
 
 
-def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, monkeypatch):
-    settings.WEBHOOK_BATCH_SIZE = 2
+@pytest.fixture
+def published(monkeypatch):
+    """What the webhook publisher puts on the broker (each task's ids), from a fresh coalescing window."""
     sent = []
     monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
     monkeypatch.setattr(publisher, "down_until", 0.0)
+    monkeypatch.setattr(publisher, "_coalescer", None)
+    return sent
+
+
+def _wait_for(sent, count):
+    deadline = time.monotonic() + 5
+    while len(sent) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, published):
+    settings.WEBHOOK_BATCH_SIZE = 2
+    sent = published
     assert publisher.publish(["a", "b", "c", "d", "e"]) == 5
     assert sent == [["a", "b"], ["c", "d"], ["e"]]
 
 
-def test_single_commits_in_quick_succession_are_published_together(settings, monkeypatch):
+def test_single_commits_in_quick_succession_are_published_together(settings, published):
     settings.WEBHOOK_BATCH_SIZE = 20
     settings.WEBHOOK_ENQUEUE_WINDOW_SECONDS = 0.3
-    sent = []
-    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
-    monkeypatch.setattr(publisher, "down_until", 0.0)
-    monkeypatch.setattr(publisher, "_coalescer", None)  # a fresh window
+    sent = published
     assert publisher.publish(["a"]) == 1
     assert sent == [["a"]]  # a quiet moment: published at once
     for pk in ("b", "c", "d"):
         assert publisher.publish([pk]) == 1
     assert sent == [["a"]]
-    deadline = time.monotonic() + 5
-    while len(sent) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_for(sent, 2)
     assert sent == [["a"], ["b", "c", "d"]]  # at the end of the window, one task
 
 
-def test_a_window_that_fills_a_batch_is_published_without_waiting_for_its_end(settings, monkeypatch):
+def test_a_window_that_fills_a_batch_is_published_without_waiting_for_its_end(settings, published):
     settings.WEBHOOK_BATCH_SIZE = 3
     settings.WEBHOOK_ENQUEUE_WINDOW_SECONDS = 30
-    sent = []
-    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async", lambda args, **kw: sent.append(args[0]))
-    monkeypatch.setattr(publisher, "down_until", 0.0)
-    monkeypatch.setattr(publisher, "_coalescer", None)
-    publisher.publish(["a"])
-    for pk in ("b", "c", "d"):
+    sent = published
+    for pk in ("a", "b", "c", "d"):
         publisher.publish([pk])
-    deadline = time.monotonic() + 5
-    while len(sent) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_for(sent, 2)
     assert sent == [["a"], ["b", "c", "d"]]  # a full batch: out long before the 30 s window ends
     publisher.publish(["e"])
     time.sleep(0.2)
