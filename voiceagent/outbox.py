@@ -188,6 +188,10 @@ class _Coalescer:
         self.buffer: list[str] = []
         self.window_ends = 0.0  # while now < window_ends, publishes are buffered for the flush at window_ends
         self.window = 0.0
+        # Held for a whole flush, so the flush at exit waits for one the thread has in flight: a daemon thread
+        # is stopped where it stands when the interpreter ends, and a publish cut there is lost to the broker
+        # (a command like simulate_calls ended before its events were out; the sweep found them 30 s later).
+        self.flushing = threading.Lock()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 
@@ -225,10 +229,11 @@ class _Coalescer:
                     self.window_ends = max(self.window_ends, time.monotonic() + self.window)
 
     def flush(self) -> bool:
-        with self.cond:
-            ids, self.buffer = self.buffer, []
-        if ids:
-            self.send(ids)
+        with self.flushing:
+            with self.cond:
+                ids, self.buffer = self.buffer, []
+            if ids:
+                self.send(ids)
         return bool(ids)
 
 

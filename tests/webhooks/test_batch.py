@@ -197,3 +197,36 @@ def test_a_post_that_could_outlive_the_lease_is_not_started_and_its_claim_is_giv
     with Receiver() as receiver:
         Subscription.objects.update(url=receiver.url)
         assert set(send_batch(ids).values()) == {"succeeded"}  # still due: the next batch sends them
+
+
+PUBLISH_THEN_EXIT = """
+import atexit, json, threading, time
+sent, started = [], threading.Event()
+atexit.register(lambda: print(json.dumps(sent)))  # exit handlers run last first: this one after the outbox's
+import django
+django.setup()
+from webhooks import tasks
+
+def slow_broker(args, **kwargs):  # a first connection to the broker takes a while
+    started.set()
+    time.sleep(0.5)
+    sent.append(args[0])
+
+tasks.deliver_batch.apply_async = slow_broker
+tasks.publisher.publish(["a", "b"], background=True)
+started.wait(5)  # the publishing thread is in the middle of its send: the process ends now
+"""
+
+
+def test_a_process_that_exits_while_a_publish_is_in_flight_waits_for_it():
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", PUBLISH_THEN_EXIT], cwd=Path(__file__).resolve().parents[2],
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "voiceagent.settings"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [["a", "b"]]
