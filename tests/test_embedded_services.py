@@ -63,3 +63,31 @@ def test_the_command_s_exit_status_is_the_wrapper_s(tmp_path):
     done = subprocess.run([sys.executable, "scripts/embedded.py", "--", sys.executable, "-c", "raise SystemExit(3)"],
                           cwd=ROOT, env=env, timeout=60)
     assert done.returncode == 3
+
+
+def test_a_second_command_joins_the_running_embedded_redis_and_leaves_its_addresses_file(tmp_path):
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["EMBEDDED_VAR_DIR"] = str(tmp_path)
+    addresses_file = tmp_path / "embedded.env"
+    first = subprocess.Popen([sys.executable, "scripts/embedded.py", "--", sys.executable, "-c",
+                              "import time; time.sleep(120)"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not addresses_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        written = addresses_file.read_text()
+        done = subprocess.run(
+            [sys.executable, "scripts/embedded.py", "--", sys.executable, "-c",
+             "import os, redis; print(os.environ['REDIS_URL'], redis.Redis.from_url(os.environ['REDIS_URL']).ping())"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        url, ping = done.stdout.split()
+        assert f"REDIS_URL={url}\n" in written and ping == "True"  # the first run's Redis, not one of its own
+        assert addresses_file.read_text() == written  # still there for a third terminal
+    finally:
+        first.terminate()
+        first.wait(30)
+    assert not addresses_file.exists()
