@@ -16,7 +16,7 @@ A `Publisher` puts ids on the broker as that task:
   (a few ms of Celery overhead) per row. With a `window`, ids published within `window()` seconds of a publish
   are gathered by a background thread and published together at the end of that window, or as soon as they fill
   a batch; a publish in a quiet moment goes out at once. So a lone row waits for nothing, and under load a row
-  waits at most the window. Ids
+  waits at most the window. A process that exits waits for a publish in flight and sends what is buffered; ids
   still buffered when the process dies are not lost: their rows are committed and the sweep takes them.
 
 `sweep` (run by beat) takes the due rows no publish covers any more (`take_due`) and publishes them at once.
