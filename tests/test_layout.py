@@ -14,7 +14,8 @@ RANKS = {"voiceagent": 0, "orgs": 1, "contacts": 2, "notifications": 3, "webhook
 TOP = 7
 # The project's wiring and the interfaces' shared plumbing live in voiceagent/ but sit above every app (the
 # authenticators look keys up in orgs); the rest of voiceagent/ is the core every app may import.
-PLUMBING = ("voiceagent.api", "voiceagent.runtime", "voiceagent.middleware", "voiceagent.urls", "voiceagent.settings",
+PLUMBING = ("voiceagent.api", "voiceagent.runtime", "voiceagent.middleware", "voiceagent.browser_middleware",
+            "voiceagent.urls", "voiceagent.settings",
             "voiceagent.test_settings", "voiceagent.wsgi", "voiceagent.apps", "voiceagent.celery", "voiceagent.metrics")
 INTERFACE_PARTS = {"api", "runtime", "hooks", "management", "admin"}
 

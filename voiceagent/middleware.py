@@ -1,17 +1,14 @@
-"""Middleware shared by every interface: request ids, the body-size edge, no CORS, JSON errors on the API, and
-messages built only when used."""
+"""Middleware shared by every interface: request ids, the body-size edge, no CORS, JSON errors on the API.
+The dashboard's own (sessions, log-in, messages, framing, htmx) is in browser_middleware."""
 
 import logging
 import time
 import uuid
 
 from django.conf import settings
-from django.contrib.messages.middleware import MessageMiddleware
-from django.contrib.messages.storage import default_storage
 from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
-from django.utils.functional import SimpleLazyObject, empty
 
 from . import metrics
 from .api.errors import error_body_for_status, is_api_path
@@ -140,19 +137,3 @@ class ContentSecurityPolicyMiddleware:
         if "Content-Security-Policy" not in response and response.get("Content-Type", "").startswith("text/html"):
             response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY
         return response
-
-
-class LazyMessageMiddleware(MessageMiddleware):
-    """Django's MessageMiddleware, but the message storage is built only when a request uses it: the stock one
-    builds a cookie signer and two storages on every request, an API request's largest fixed cost after
-    authentication (~30 us of ~430 us for /v1/me, bench.profile_api). A request that neither reads nor adds a
-    message would store nothing on the way out either, so skipping it there changes nothing."""
-
-    def process_request(self, request):
-        request._messages = SimpleLazyObject(lambda: default_storage(request))
-
-    def process_response(self, request, response):
-        messages = getattr(request, "_messages", None)
-        if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
-            return response
-        return super().process_response(request, response)

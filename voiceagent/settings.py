@@ -90,13 +90,13 @@ MIDDLEWARE = [
     "voiceagent.middleware.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "voiceagent.browser_middleware.BrowserSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "voiceagent.middleware.LazyMessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    "voiceagent.browser_middleware.BrowserAuthenticationMiddleware",
+    "voiceagent.browser_middleware.LazyMessageMiddleware",
+    "voiceagent.browser_middleware.BrowserXFrameOptionsMiddleware",
+    "voiceagent.browser_middleware.BrowserHtmxMiddleware",
 ]
 
 ROOT_URLCONF = "voiceagent.urls"
