@@ -85,7 +85,8 @@ def running_redis() -> str | None:
         return None
     with socket.socket() as s:
         s.settimeout(1)
-        return url if s.connect_ex(("127.0.0.1", urlsplit(url).port or 6379)) == 0 else None
+        address = urlsplit(url)
+        return url if s.connect_ex((address.hostname, address.port or 6379)) == 0 else None
 
 
 def main(argv: list[str]) -> int:
@@ -108,11 +109,10 @@ def main(argv: list[str]) -> int:
             redis, env["REDIS_URL"] = start_redis()
             print(f"embedded Redis: {env['REDIS_URL']}", file=sys.stderr)
         started = {name: env[name] for name, handle in (("DATABASE_URL", postgres), ("REDIS_URL", redis)) if handle}
-        addresses = "".join(f"{name}={url}\n" for name, url in started.items())
-        if addresses and not joined:  # a joined run's file stays as its owner wrote it
+        # A joined run's file stays as its owner wrote it.
+        addresses = "" if joined else "".join(f"{name}={url}\n" for name, url in started.items())
+        if addresses:
             ADDRESSES_FILE.write_text(addresses)
-        else:
-            addresses = ""
         child = subprocess.Popen(argv, env=env)  # noqa: S603 - the developer's own command
         # Ctrl-C reaches the whole foreground group: the command handles it; this process waits, then cleans up.
         signal.signal(signal.SIGINT, signal.SIG_IGN)

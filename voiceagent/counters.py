@@ -36,10 +36,11 @@ def _client():
     return client
 
 
-def _name(key: str) -> str:
+def _name(key: str, store=cache) -> str:
     """The cache's full key (prefix and version). Not make_and_validate_key: its memcached checks walk every
-    character, and these keys are ASCII built here."""
-    return cache.make_key(key)
+    character, and these keys are ASCII built here. `store`: the cache itself when the caller holds it already
+    (each use of `cache` is a lookup through Django's connection proxy)."""
+    return store.make_key(key)
 
 
 def _redis_ok() -> bool:
@@ -186,12 +187,12 @@ def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none"
     there already, None when it was not tried (no claim, over the limit, or Redis unreachable)."""
     if _redis_ok():
         try:
-            store = caches[DEFAULT_CACHE_ALIAS]  # once: each use of `cache` is a lookup through Django's proxy
-            name = store.make_key(flag)
-            keys = [name, store.make_key(counter) if counter else name]
+            store = caches[DEFAULT_CACHE_ALIAS]  # once per request, not once per name
+            name = _name(flag, store)
+            keys = [name, _name(counter, store) if counter else name]
             args = [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl]
             if claim is not None:
-                keys.append(store.make_key(claim.name))
+                keys.append(_name(claim.name, store))
                 args += [claim.limit, claim.value, claim.ttl_ms]
             reply = _run_epoch_script(store._cache, keys, args)
             claimed = reply[2].decode() if len(reply) > 2 else None
