@@ -6,7 +6,6 @@ import threading
 import time
 from datetime import timedelta
 
-import psycopg
 import pytest
 import requests
 from django.db import connection
@@ -19,6 +18,7 @@ from orgs.models import IdempotencyKey
 from orgs.tasks import idempotency_keys_purge
 from tests.conftest import _client
 from tests.factories import make_key
+from tests.support.database import connect
 from voiceagent import counters
 from voiceagent.api.idempotency import RUNNING, _claim_name, _lock_id
 from webhooks.models import Event
@@ -77,12 +77,9 @@ def test_a_key_claimed_by_a_request_still_running_is_409(api, write_key):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_without_redis_a_key_locked_in_postgresql_is_409(api, write_key, settings, redis_down):
+def test_without_redis_a_key_locked_in_postgresql_is_409(api, write_key, redis_down):
     key_row = write_key[0]
-    params = settings.DATABASES["default"]
-    with psycopg.connect(dbname=connection.settings_dict["NAME"], host=params.get("HOST") or None,
-                         port=params.get("PORT") or None, user=params.get("USER") or None,
-                         autocommit=True) as other:
+    with connect(autocommit=True) as other:
         other.execute("SELECT pg_advisory_lock(%s)", [_lock_id(key_row.pk, "busy")])  # the first request, running
         response = post(api, "busy")
         other.execute("SELECT pg_advisory_unlock(%s)", [_lock_id(key_row.pk, "busy")])

@@ -4,10 +4,10 @@ within a second of PostgreSQL or Redis going away, and 200 again when it returns
 import time
 
 import pytest
-from django.db import connections
 from django.db.utils import ConnectionHandler
 
 from tests.support.celery_worker import RedisServer
+from tests.support.database import server_address, settings_through
 from tests.support.tcp_proxy import TcpProxy
 from voiceagent import health
 
@@ -59,9 +59,8 @@ def test_redis_stopping_makes_it_503_within_a_second_and_200_again(client, setti
 def test_postgresql_stopping_makes_it_503_within_a_second_and_200_again(client, monkeypatch):
     """PostgreSQL reached through a forwarder the test stops and starts: open connections reset, new ones refused.
     The check's connections come from a handler of their own, aimed at the test database through the forwarder."""
-    default = connections["default"].settings_dict
-    proxy = TcpProxy(default.get("HOST") or "127.0.0.1", int(default.get("PORT") or 5432)).start()
-    handler = ConnectionHandler({"default": {**default, "HOST": "127.0.0.1", "PORT": str(proxy.port)}})
+    proxy = TcpProxy(server_address()).start()
+    handler = ConnectionHandler({"default": settings_through("127.0.0.1", proxy.port)})
     monkeypatch.setattr(health, "connections", handler)
     try:
         status, body, _ = _ready(client)

@@ -1,5 +1,6 @@
 """A TCP forwarder on loopback that a test can stop and start again: what a client sees when the server behind it
-goes away (connections reset, new ones refused) and comes back, without stopping a server other tests share."""
+goes away (connections reset, new ones refused) and comes back, without stopping a server other tests share.
+The server behind it listens on TCP or on a Unix socket (the embedded PostgreSQL of a bare machine)."""
 
 import contextlib
 import socket
@@ -7,8 +8,9 @@ import threading
 
 
 class TcpProxy:
-    def __init__(self, target_host: str, target_port: int):
-        self.target = (target_host, target_port)
+    def __init__(self, target: tuple[str, int] | str):
+        """target: (host, port), or the path of a Unix socket."""
+        self.target = target
         self.port = None
         self._listener = None
         self._sockets: list[socket.socket] = []
@@ -45,7 +47,7 @@ class TcpProxy:
             except OSError:
                 return  # stopped
             try:
-                upstream = socket.create_connection(self.target, timeout=5)
+                upstream = self._connect_upstream()
             except OSError:
                 client.close()
                 continue
@@ -54,6 +56,18 @@ class TcpProxy:
                 self._sockets += [client, upstream]
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _connect_upstream(self) -> socket.socket:
+        if isinstance(self.target, tuple):
+            return socket.create_connection(self.target, timeout=5)
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.settimeout(5)
+        try:
+            upstream.connect(self.target)
+        except OSError:
+            upstream.close()
+            raise
+        return upstream
 
     @staticmethod
     def _pipe(source, sink) -> None:
