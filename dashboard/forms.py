@@ -2,6 +2,7 @@
 `meetings.services`, ...), whose typed errors (`ValidationFailed`, `Conflict`) are put back on the form beside the
 field they concern."""
 
+from contextlib import contextmanager
 from datetime import datetime, time, timedelta
 
 import phonenumbers
@@ -14,7 +15,7 @@ from django.utils import timezone
 from meetings.validation import NAME, TEXT
 from orgs.models import ApiKey, Membership
 from voiceagent import jsonparse
-from voiceagent.errors import Conflict, DomainError, ValidationFailed
+from voiceagent.errors import Conflict, DomainError, NotFound, ValidationFailed
 from webhooks.models import EVENT_TYPES
 
 User = get_user_model()
@@ -47,6 +48,44 @@ class DashboardFormMixin:
                 self.add_error(None, message)
         else:
             raise exc
+
+    @contextmanager
+    def service_errors(
+        self,
+        *,
+        conflict: str | None = None,
+        missing: str | None = None,
+        missing_field: str | None = None,
+        fields: dict[str, str] | None = None,
+    ):
+        """Runs the block (a service call) and puts the refusal it raises on this form instead of letting it
+        escape; the caller then answers `form_invalid` when `form.errors`:
+
+            with form.service_errors(conflict="A location with this name already exists."):
+                location = services.location_create(org=self.org, **form.cleaned_data)
+            if form.errors:
+                return self.form_invalid(form)
+
+        `ValidationFailed` and `Conflict` always land (`apply_domain_error`); `conflict` replaces a clash's message
+        (the service's names the API field). `fields` renames the service's field names to the form's
+        (`{"destination_team_member_id": "destination_team_member"}`). A `NotFound` lands only when `missing` is
+        given (something the input named was deleted meanwhile), on `missing_field` or above the form; otherwise
+        it escapes and the page is the 404 page, as for every other error."""
+        fields = fields or {}
+        try:
+            yield self
+        except Conflict as exc:
+            self.apply_domain_error(Conflict(fields.get(exc.field, exc.field), conflict or exc.message))
+        except ValidationFailed as exc:
+            details = exc.details or {}
+            if fields:
+                renamed = {fields.get(name, name): errors for name, errors in details.get("fieldErrors", {}).items()}
+                exc = ValidationFailed(field_errors=renamed, form_errors=details.get("formErrors"))
+            self.apply_domain_error(exc)
+        except NotFound:
+            if missing is None:
+                raise
+            self.add_error(missing_field, missing)
 
 
 class DashboardForm(DashboardFormMixin, forms.Form):

@@ -18,7 +18,7 @@ from orgs import invitations, selectors, services
 from orgs.errors import TooManyInvitations
 from orgs.models import Membership
 from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
+from voiceagent.errors import NotFound, ValidationFailed
 
 from . import accounts, once
 from .attempts import AccountBrake, AttemptLimitMixin, too_many
@@ -55,14 +55,13 @@ class SignupView(AttemptLimitMixin, FormView):
 
     def form_valid(self, form):
         data = form.cleaned_data
-        try:
-            # Always a brand-new user: an email taken since the form's check is a Conflict here, never a login
-            # as the account that took it.
+        # Always a brand-new user: an email taken since the form's check is a Conflict here, never a login as the
+        # account that took it.
+        with form.service_errors():
             org, user = services.organization_signup(
                 name=data["organization_name"], email=data["email"], password=data["password"]
             )
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         login(self.request, user, backend="django.contrib.auth.backends.ModelBackend")
         remember_org(self.request, org)
@@ -182,10 +181,9 @@ class OrganizationSettingsView(AdminRequiredMixin, FormView):
     def form_valid(self, form):
         changes = {field: form.cleaned_data[field] for field in form.changed_data}
         if changes:
-            try:
+            with form.service_errors():
                 services.organization_update(org=self.org, by=self.request.user, **changes)
-            except (ValidationFailed, Conflict) as exc:
-                form.apply_domain_error(exc)
+            if form.errors:
                 return self.form_invalid(form)
             messages.success(self.request, "Settings saved.")
         else:
@@ -210,15 +208,14 @@ class ApiKeyCreateView(AdminRequiredMixin, FormView):
     form_class = ApiKeyCreateForm
 
     def form_valid(self, form):
-        try:
+        with form.service_errors():
             key, plaintext = services.api_key_create(
                 org=self.org,
                 created_by=self.request.user,
                 name=form.cleaned_data["name"],
                 scope=form.cleaned_data["scope"],
             )
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         once.stash(self.request, NEW_API_KEY, key_id=str(key.pk), plaintext=plaintext)
         return redirect("dashboard:api-key-created")
@@ -284,15 +281,16 @@ class MembersView(AdminRequiredMixin, FormView):
         """Invites the address. The answer is the same whether or not it has an account anywhere: nobody is added
         until they accept, signed in as that address."""
         try:
-            invitation = accounts.invite(
-                org=self.org, by=self.request.user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
-            )
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
+            with form.service_errors():
+                invitation = accounts.invite(
+                    org=self.org, by=self.request.user, email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                )
         except TooManyInvitations as exc:
             form.add_error(None, exc.message)
             return self.render_to_response(self.get_context_data(form=form), status=429)
+        if form.errors:
+            return self.form_invalid(form)
         messages.success(
             self.request,
             f"Invitation sent to {invitation.email}. They join as {invitation.get_role_display().lower()} when they "

@@ -19,7 +19,7 @@ from calls.evidence import evidence_marks
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
 from orgs.models import Location
-from voiceagent.errors import InvalidTransition, ValidationFailed
+from voiceagent.errors import InvalidTransition
 
 from ..forms import DashboardForm, DayRangeForm
 from ..mixins import OrgMixin
@@ -191,16 +191,15 @@ class OrderStatusView(CallDetailView):
         status = 400
         if form.is_valid():
             try:
-                order, changed = order_set_status(
-                    call=call, status=form.cleaned_data["status"], changed_by=str(request.user.pk),
-                    source=CancelSource.TEAM_VIA_DASHBOARD,
-                )
+                with form.service_errors():
+                    order, changed = order_set_status(
+                        call=call, status=form.cleaned_data["status"], changed_by=str(request.user.pk),
+                        source=CancelSource.TEAM_VIA_DASHBOARD,
+                    )
             except InvalidTransition as exc:
                 form.add_error("status", exc.message)
                 status = 409
-            except ValidationFailed as exc:
-                form.apply_domain_error(exc)
-            else:
+            if not form.errors:
                 label = f"Order #{order.call_order_number}"
                 state = order.get_status_display().lower()
                 if changed:

@@ -14,7 +14,6 @@ from calls.selectors import call_list
 from contacts import selectors, services
 from contacts.models import Contact
 from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, ValidationFailed
 
 from ..forms import ContactForm, ContactSearchForm
 from ..mixins import OrgMixin
@@ -63,10 +62,9 @@ class ContactCreateView(OrgMixin, FormView):
     form_class = ContactForm
 
     def form_valid(self, form):
-        try:
+        with form.service_errors():
             contact = services.contact_create(org=self.org, source=Contact.Source.DASHBOARD, **form.cleaned_data)
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         messages.success(self.request, f"Contact {contact} added.")
         return redirect("dashboard:contact-detail", contact_id=contact.pk)
@@ -87,11 +85,10 @@ class ContactEditView(ContactMixin, FormView):
         contact = self.get_contact()
         changes = {field: form.cleaned_data[field] for field in form.changed_data}
         if changes:
-            try:
+            with form.service_errors():
                 services.contact_update(contact=contact, **changes)
-            except (ValidationFailed, Conflict) as exc:
+            if form.errors:
                 contact.refresh_from_db()  # the service set the refused values on this instance
-                form.apply_domain_error(exc)
                 return self.form_invalid(form)
             messages.success(self.request, f"Contact {contact} saved.")
         else:

@@ -16,7 +16,7 @@ from django.views.generic import FormView, TemplateView, View
 from meetings import selectors, services
 from meetings.errors import MeetingsProductOff
 from meetings.models import Dispatch
-from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
+from voiceagent.errors import InvalidTransition, NotFound
 
 from ..forms import OutcomeForm
 from ..mixins import OrgMixin, error_page, is_admin_method
@@ -104,19 +104,19 @@ class OutcomeEditView(OrgMixin, MeetingMixin, FormView):
         meeting = self.get_meeting()
         data = form.cleaned_data
         try:
-            services.outcome_update(
-                outcome=meeting.outcome,
-                by=self.request.user,
-                title=data["title"],
-                summary=data["summary"],
-                **{field: data[field] for field in OutcomeForm.JSON_FIELDS},
-            )
-        except ValidationFailed as exc:
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
+            with form.service_errors():
+                services.outcome_update(
+                    outcome=meeting.outcome,
+                    by=self.request.user,
+                    title=data["title"],
+                    summary=data["summary"],
+                    **{field: data[field] for field in OutcomeForm.JSON_FIELDS},
+                )
         except InvalidTransition as exc:
             messages.error(self.request, exc.message)
             return redirect("meetings:detail", meeting_id=meeting.pk)
+        if form.errors:
+            return self.form_invalid(form)
         messages.success(self.request, "Outcome saved. Approve it again before dispatching.")
         return redirect("meetings:detail", meeting_id=meeting.pk)
 

@@ -12,7 +12,7 @@ from orgs import invitations, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
 from orgs.models import Invitation, Membership
 from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.errors import Conflict
 
 from .. import accounts
 from ..attempts import address_brake
@@ -155,10 +155,9 @@ class OrganizationCreateView(LoginRequiredMixin, FormView):
     form_class = OrganizationCreateForm
 
     def form_valid(self, form):
-        try:
+        with form.service_errors():
             org = services.organization_create_for(user=self.request.user, name=form.cleaned_data["name"])
-        except ValidationFailed as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         remember_org(self.request, org)
         messages.success(self.request, f"{org.name} is ready. You are its admin.")

@@ -14,7 +14,6 @@ from notifications import selectors, services
 from notifications.models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
 from orgs.models import TeamMember
 from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, ValidationFailed
 
 from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
@@ -62,10 +61,9 @@ class RecipientFormMixin:
         return {**super().get_form_kwargs(), "org": self.org}
 
     def form_valid(self, form):
-        try:
+        with form.service_errors():
             recipient = self.save(form)
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         messages.success(self.request, f"{recipient_label(recipient)} saved.")
         return redirect("dashboard:notifications")

@@ -41,10 +41,9 @@ class WebhookCreateView(AdminRequiredMixin, FormView):
     form_class = WebhookForm
 
     def form_valid(self, form):
-        try:
+        with form.service_errors():
             subscription, secret = services.subscription_create(org=self.org, **form.cleaned_data)
-        except ValidationFailed as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         once.stash(self.request, WEBHOOK_SECRET, subscription_id=str(subscription.pk), plaintext=secret,
                    action="created")
@@ -111,10 +110,9 @@ class WebhookEditView(SubscriptionMixin, FormView):
         if not changes:
             messages.info(self.request, "Nothing to save: no field changed.")
             return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
-        try:
+        with form.service_errors():
             services.subscription_update(subscription=subscription, **changes)
-        except ValidationFailed as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         messages.success(self.request, "Subscription saved.")
         return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
@@ -149,12 +147,11 @@ class WebhookRotateView(SubscriptionMixin, FormView):
 
     def form_valid(self, form):
         subscription = self.get_subscription()
-        try:
+        with form.service_errors():
             subscription, secret = services.subscription_rotate_secret(
                 subscription=subscription, grace_period_seconds=form.cleaned_data["grace_period_seconds"]
             )
-        except ValidationFailed as exc:
-            form.apply_domain_error(exc)
+        if form.errors:
             return self.form_invalid(form)
         once.stash(self.request, WEBHOOK_SECRET, subscription_id=str(subscription.pk), plaintext=secret,
                    action="rotated")
