@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from . import views
 from .pages import (
+    api_keys,
+    auth,
     bookings,
     calendars,
     calls,
@@ -16,6 +17,7 @@ from .pages import (
     meetings,
     membership,
     notifications,
+    organization,
     overview,
     team,
     webhooks,
@@ -25,23 +27,23 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", overview.OverviewView.as_view(), name="home"),
-    path("signup/", views.SignupView.as_view(), name="signup"),
-    path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", views.LogoutView.as_view(), name="logout"),
-    path("password-reset/", views.PasswordResetView.as_view(), name="password-reset"),
-    path("password-reset/sent/", views.PasswordResetDoneView.as_view(), name="password-reset-done"),
+    path("signup/", auth.SignupView.as_view(), name="signup"),
+    path("login/", auth.LoginView.as_view(), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("password-reset/", auth.PasswordResetView.as_view(), name="password-reset"),
+    path("password-reset/sent/", auth.PasswordResetDoneView.as_view(), name="password-reset-done"),
     path(
-        "password-reset/<uidb64>/<token>/", views.PasswordResetConfirmView.as_view(), name="password-reset-confirm"
+        "password-reset/<uidb64>/<token>/", auth.PasswordResetConfirmView.as_view(), name="password-reset-confirm"
     ),
-    path("password-reset/done/", views.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
-    path("org/switch/", views.OrgSwitchView.as_view(), name="org-switch"),
-    path("settings/", views.OrganizationSettingsView.as_view(), name="settings-organization"),
-    path("settings/api-keys/", views.ApiKeyListView.as_view(), name="api-keys"),
-    path("settings/api-keys/new/", views.ApiKeyCreateView.as_view(), name="api-key-create"),
-    path("settings/api-keys/created/", views.ApiKeyCreatedView.as_view(), name="api-key-created"),
-    path("settings/api-keys/<uuid:key_id>/revoke/", views.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
-    path("settings/members/", views.MembersView.as_view(), name="members"),
-    path("settings/members/<int:membership_id>/role/", views.MemberRoleView.as_view(), name="member-role"),
+    path("password-reset/done/", auth.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
+    path("org/switch/", organization.OrgSwitchView.as_view(), name="org-switch"),
+    path("settings/", organization.OrganizationSettingsView.as_view(), name="settings-organization"),
+    path("settings/api-keys/", api_keys.ApiKeyListView.as_view(), name="api-keys"),
+    path("settings/api-keys/new/", api_keys.ApiKeyCreateView.as_view(), name="api-key-create"),
+    path("settings/api-keys/created/", api_keys.ApiKeyCreatedView.as_view(), name="api-key-created"),
+    path("settings/api-keys/<uuid:key_id>/revoke/", api_keys.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
+    path("settings/members/", membership.MembersView.as_view(), name="members"),
+    path("settings/members/<int:membership_id>/role/", membership.MemberRoleView.as_view(), name="member-role"),
     path("settings/members/<int:membership_id>/remove/", membership.MemberRemoveView.as_view(), name="member-remove"),
     path("settings/members/leave/", membership.LeaveView.as_view(), name="member-leave"),
     path(

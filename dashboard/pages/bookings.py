@@ -1,6 +1,7 @@
 """Bookings: every member sees the org's bookings (upcoming first, then past; filters calendar, location, status,
 dates) and cancels one through `calls.services.bookings.booking_cancel`, the service /v1/bookings uses."""
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
@@ -14,10 +15,23 @@ from calls.services.bookings import booking_cancel
 from orgs import selectors as org_selectors
 from orgs.tenancy import get_for_org
 
-from ..forms import BookingFilterForm
+from ..forms import DayRangeForm
 from ..mixins import OrgMixin
 
 PAGE_SIZE = 25
+
+
+class BookingFilterForm(DayRangeForm):
+    calendar = forms.ChoiceField(label="Calendar", required=False)
+    location = forms.ChoiceField(label="Location", required=False)
+    status = forms.ChoiceField(label="Status", required=False, choices=[("", "Any"), ("confirmed", "Confirmed"),
+                                                                         ("canceled", "Canceled")])
+
+    def __init__(self, *args, calendars=(), locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["calendar"].choices = [("", "All calendars")] + [(str(c.pk), c.name) for c in calendars]
+        self.fields["location"].choices = [("", "All locations")] + [(str(loc.pk), loc.name) for loc in locations]
+
 
 
 class BookingListView(OrgMixin, TemplateView):

@@ -4,6 +4,7 @@
 from functools import cache
 from zoneinfo import available_timezones
 
+from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
@@ -14,8 +15,66 @@ from orgs import selectors as org_selectors
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
-from ..forms import CalendarForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
+
+
+class CalendarForm(DashboardForm):
+    """A calendar with its weekly-hours editor: one field per day, `09:00-12:00, 13:00-17:00` (empty: closed)."""
+
+    DAY_LABELS = {"mon": "Monday", "tue": "Tuesday", "wed": "Wednesday", "thu": "Thursday", "fri": "Friday",
+                  "sat": "Saturday", "sun": "Sunday"}
+
+    name = forms.CharField(max_length=200, help_text="Unique in your organization, e.g. “Table reservations”.")
+    timezone = forms.CharField(
+        label="Time zone", max_length=64, help_text="The hours below are local times in this IANA zone.",
+        widget=forms.TextInput(attrs={"list": "timezones", "autocomplete": "off"}),
+    )
+    slot_minutes = forms.IntegerField(label="Slot length (minutes)", min_value=5, max_value=480, initial=30)
+    location = forms.ChoiceField(label="Location", required=False)
+
+    def __init__(self, *args, locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location"].choices = [("", "Not tied to a location")] + [
+            (str(location.pk), location.name) for location in locations
+        ]
+        for day, label in self.DAY_LABELS.items():
+            self.fields[f"hours_{day}"] = forms.CharField(
+                label=label, required=False,
+                widget=forms.TextInput(attrs={"placeholder": "closed (e.g. 09:00-12:00, 13:00-17:00)",
+                                              "autocomplete": "off"}),
+            )
+
+    @classmethod
+    def initial_hours(cls, weekly_hours: list[dict]) -> dict:
+        by_day = {day: [] for day in cls.DAY_LABELS}
+        for window in sorted(weekly_hours, key=lambda w: w["start"]):
+            by_day[window["day"]].append(f"{window['start']}-{window['end']}")
+        return {f"hours_{day}": ", ".join(spans) for day, spans in by_day.items()}
+
+    def clean(self):
+        data = super().clean()
+        weekly_hours = []
+        for day in self.DAY_LABELS:
+            for span in filter(None, (part.strip() for part in (data.get(f"hours_{day}") or "").split(","))):
+                start, _, end = span.partition("-")
+                weekly_hours.append({"day": day, "start": start.strip(), "end": end.strip()})
+        data["weekly_hours"] = weekly_hours
+        data["location"] = data.get("location") or None
+        return data
+
+    def apply_domain_error(self, exc):
+        """`weekly_hours` problems name items; they are shown above the days, in words."""
+        if isinstance(exc, ValidationFailed) and "weekly_hours" in (exc.details or {}).get("fieldErrors", {}):
+            for message in exc.details["fieldErrors"].pop("weekly_hours"):
+                self.add_error(None, f"Weekly hours: {message}")
+        return super().apply_domain_error(exc)
+
+    def service_values(self) -> dict:
+        data = self.cleaned_data
+        return {"name": data["name"], "timezone_name": data["timezone"], "slot_minutes": data["slot_minutes"],
+                "location": data["location"], "weekly_hours": data["weekly_hours"]}
+
 
 
 @cache

@@ -5,6 +5,7 @@ Every member of the org may create and edit contacts (answering the phone line i
 and a clash comes back as the form error on `phone_number`.
 """
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
@@ -15,11 +16,30 @@ from contacts import selectors, services
 from contacts.models import Contact
 from orgs.tenancy import get_for_org
 
-from ..forms import ContactForm, ContactSearchForm
+from ..forms import DashboardForm
 from ..mixins import OrgMixin
 
 PAGE_SIZE = 25
 CALLS_SHOWN = 50
+
+
+class ContactSearchForm(forms.Form):
+    q = forms.CharField(
+        label="Search contacts", required=False, max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Name, phone or email"}),
+    )
+
+
+class ContactForm(DashboardForm):
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32,
+        help_text="With +country code, or in the organization's default region.",
+        widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"}),
+    )
+    name = forms.CharField(max_length=200, required=False)
+    email = forms.EmailField(max_length=254, required=False)
+    notes = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+
 
 
 class ContactListView(OrgMixin, TemplateView):

@@ -2,6 +2,7 @@
 `calls.services.configuration.escalation_rule_*` (the same services as /v1/escalation-rules). Every change reaches
 the agent on its next knowledge read."""
 
+from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views import View
@@ -13,8 +14,55 @@ from orgs import selectors as org_selectors
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
-from ..forms import EscalationRuleForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
+
+
+class EscalationRuleForm(DashboardForm):
+    EVERYWHERE = ""
+
+    name = forms.CharField(max_length=200, help_text="Unique in your organization, e.g. “Allergy questions”.")
+    description = forms.CharField(
+        max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What the agent listens for, in plain words (the runtime's classifier reads this).",
+    )
+    keywords = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One per line or comma-separated: words that hand the caller over when heard (up to 50).",
+    )
+    destination_type = forms.ChoiceField(label="Hand over to", choices=[("team_member", "A team member"),
+                                                                        ("phone", "A phone number")])
+    destination_team_member = forms.ChoiceField(label="Team member", required=False)
+    destination_phone = forms.CharField(label="Phone number", max_length=32, required=False,
+                                        widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"}))
+    location = forms.ChoiceField(label="Applies to", required=False)
+    enabled = forms.BooleanField(required=False, initial=True, help_text="Off: the agent does not use the rule.")
+
+    def __init__(self, *args, team_members=(), locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["destination_team_member"].choices = [("", "—")] + [
+            (str(member.pk), member.name) for member in team_members
+        ]
+        self.fields["location"].choices = [(self.EVERYWHERE, "Every location")] + [
+            (str(location.pk), location.name) for location in locations
+        ]
+
+    def clean_keywords(self):
+        raw = self.cleaned_data["keywords"].replace(",", "\n")
+        return [keyword.strip() for keyword in raw.splitlines() if keyword.strip()]
+
+    def clean(self):
+        data = super().clean()
+        # The field the type does not use is sent as null, so switching the type in the form just works.
+        if data.get("destination_type") == "team_member":
+            data["destination_phone"] = None
+        elif data.get("destination_type") == "phone":
+            data["destination_team_member"] = None
+        data["destination_team_member"] = data.get("destination_team_member") or None
+        data["destination_phone"] = data.get("destination_phone") or None
+        data["location"] = data.get("location") or None
+        return data
+
 
 
 class EscalationRuleListView(OrgMixin, TemplateView):

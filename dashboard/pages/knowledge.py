@@ -5,6 +5,7 @@ transaction, so the agent runtime's next knowledge read (a new ETag, orgs.select
 Members read; only admins write (what the agent tells callers is an admin's call).
 """
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
@@ -16,10 +17,31 @@ from orgs.models import Fact
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
-from ..forms import FactForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
 
 SERVED_NEXT_READ = "The agent gets it on its very next knowledge read: no restart, no wait."
+
+
+class FactForm(DashboardForm):
+    ORG_WIDE = ""
+
+    label = forms.CharField(max_length=200, help_text="A short name the agent and your team know it by.")
+    content = forms.CharField(
+        max_length=10_000, widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="What the agent should say or know, in plain words.",
+    )
+    location = forms.ChoiceField(label="Applies to", required=False)
+
+    def __init__(self, *args, locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location"].choices = [(self.ORG_WIDE, "Every location")] + [
+            (str(location.pk), location.name) for location in locations
+        ]
+
+    def clean_location(self):
+        return self.cleaned_data["location"] or None
+
 
 
 class KnowledgeView(OrgMixin, TemplateView):

@@ -7,6 +7,7 @@ knowledge version like a fact does. Deleting a location keeps its facts, which t
 from functools import cache
 from zoneinfo import available_timezones
 
+from django import forms
 from django.contrib import messages
 from django.db.models import Count
 from django.shortcuts import redirect
@@ -17,8 +18,21 @@ from orgs.models import Location
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 
-from ..forms import LocationForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
+
+
+class LocationForm(DashboardForm):
+    name = forms.CharField(max_length=200)
+    address = forms.CharField(max_length=5000, widget=forms.Textarea(attrs={"rows": 3}))
+    timezone = forms.CharField(
+        label="Time zone", max_length=64, help_text="An IANA name, e.g. America/New_York.",
+        widget=forms.TextInput(attrs={"list": "timezones", "autocomplete": "off"}),
+    )
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32, widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"})
+    )
+
 
 
 @cache

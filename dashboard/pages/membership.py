@@ -1,14 +1,16 @@
-"""Joining, leaving and creating organizations: accepting an invitation (signed in, or creating the invited account),
-an admin's resend, revoke and removal, a member leaving, and a signed-in user's new organization."""
+"""Settings → Members, and joining, leaving and creating organizations: the members page (admins invite and change
+roles), accepting an invitation (signed in, or creating the invited account), an admin's resend, revoke and removal,
+a member leaving, and a signed-in user's new organization."""
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login, password_validation
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
-from orgs import invitations, services
+from orgs import invitations, selectors, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
 from orgs.models import Invitation, Membership
 from orgs.tenancy import get_for_org
@@ -30,6 +32,15 @@ class NewAccountForm(DashboardForm):
         password = self.cleaned_data["password"]
         password_validation.validate_password(password)
         return password
+
+
+class MemberAddForm(DashboardForm):
+    email = forms.EmailField(max_length=254)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class MemberRoleForm(DashboardForm):
+    role = forms.ChoiceField(choices=Membership.Role.choices)
 
 
 class InvitationAcceptView(TemplateView):
@@ -86,6 +97,71 @@ class InvitationAcceptView(TemplateView):
         remember_org(request, membership.organization)
         messages.success(request, f"Welcome to {membership.organization.name}.")
         return redirect("dashboard:home")
+
+
+class MembersView(AdminRequiredMixin, FormView):
+    """Everyone sees the members; admins add people and change roles."""
+
+    template_name = "dashboard/settings/members.html"
+    form_class = MemberAddForm
+    admin_methods = ("POST",)
+
+    def get_context_data(self, **kwargs):
+        kwargs.setdefault("role_errors", {})
+        kwargs.setdefault("invitations", invitations.open_invitations(org=self.org) if self.membership.is_admin else [])
+        kwargs.setdefault("now", timezone.now())
+        memberships = list(selectors.membership_list(org=self.org))
+        for membership in memberships:
+            membership.role_form = MemberRoleForm(
+                initial={"role": membership.role}, auto_id=f"id_m{membership.pk}_%s"
+            )
+            membership.role_errors = kwargs["role_errors"].get(membership.pk, [])
+        return super().get_context_data(memberships=memberships, **kwargs)
+
+    def form_valid(self, form):
+        """Invites the address. The answer is the same whether or not it has an account anywhere: nobody is added
+        until they accept, signed in as that address."""
+        try:
+            with form.service_errors():
+                invitation = accounts.invite(
+                    org=self.org, by=self.request.user, email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                )
+        except TooManyInvitations as exc:
+            form.add_error(None, exc.message)
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        if form.errors:
+            return self.form_invalid(form)
+        messages.success(
+            self.request,
+            f"Invitation sent to {invitation.email}. They join as {invitation.get_role_display().lower()} when they "
+            "accept it (the link works for 7 days).",
+        )
+        return redirect("dashboard:members")
+
+
+class MemberRoleView(MembersView):
+    """POST only: changes one member's role. A refused change re-renders the members page with the error
+    beside that member's role."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        membership = get_for_org(Membership, self.org, self.kwargs["membership_id"])
+        form = MemberRoleForm(request.POST)
+        error = None
+        if form.is_valid():
+            with form.service_errors():
+                services.membership_set_role(membership=membership, by=request.user, role=form.cleaned_data["role"])
+            if form.errors:
+                error = [*form.non_field_errors(), *form.errors.get("role", [])]
+        else:
+            error = form.errors.get("role", ["Choose a role."])
+        if error:
+            context = self.get_context_data(form=MemberAddForm(), role_errors={membership.pk: error})
+            return self.render_to_response(context)
+        messages.success(request, f"{membership.user.email} is now {form.cleaned_data['role']}.")
+        return redirect("dashboard:members")
 
 
 class InvitationActionMixin(AdminRequiredMixin):

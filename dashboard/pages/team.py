@@ -7,6 +7,7 @@ follows the login it mirrors; one rule for both interfaces is easier to reason a
 the dashboard knows.
 """
 
+from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
@@ -16,8 +17,19 @@ from orgs.models import TeamMember
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, Forbidden, ValidationFailed
 
-from ..forms import TeamMemberForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
+
+
+class TeamMemberForm(DashboardForm):
+    name = forms.CharField(max_length=200)
+    role = forms.CharField(max_length=200, required=False, help_text="E.g. “Manager” or “Head chef”.")
+    email = forms.EmailField(max_length=254, required=False)
+    phone_number = forms.CharField(
+        label="Phone number", max_length=32, required=False,
+        widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off"}),
+    )
+
 
 
 class TeamListView(OrgMixin, TemplateView):

@@ -8,6 +8,7 @@ subscription itself only ever shows `secret_preview`.
 
 from datetime import UTC, datetime
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
@@ -21,12 +22,46 @@ from webhooks import probe, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
 from .. import once
-from ..forms import WebhookForm, WebhookRotateForm
+from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
 
 WEBHOOK_SECRET = "webhook_secret"  # the kind of secret stashed in once.py
 LOG_PAGE_SIZE = 20
 TEST_RESULT = "webhook_test_result"  # the session key of the last test's verdict, shown once on the detail page
+
+
+class WebhookForm(DashboardForm):
+    url = forms.CharField(
+        label="Endpoint URL", max_length=2048,
+        help_text="An https:// address on the public internet that answers 2xx within 15 seconds.",
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/webhooks/voice-agent", "autocomplete": "off"}),
+    )
+    events = forms.MultipleChoiceField(
+        label="Events to send", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one event type."},
+    )
+    description = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["events"].choices = [(event, event) for event in EVENT_TYPES]
+
+
+class WebhookRotateForm(DashboardForm):
+    grace_period_seconds = forms.TypedChoiceField(
+        label="The old secret",
+        coerce=int,
+        choices=[
+            (0, "Stops signing now"),
+            (3600, "Also signs for 1 hour"),
+            (86400, "Also signs for 24 hours"),
+        ],
+        initial=0,
+        widget=forms.RadioSelect,
+        help_text="During a grace period every delivery carries two signatures, so your receiver can switch "
+        "to the new secret without missing one.",
+    )
+
 
 
 class WebhookListView(OrgMixin, TemplateView):

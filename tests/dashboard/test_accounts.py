@@ -99,7 +99,7 @@ def test_pages_for_anonymous_visitors_render(client):
 def test_a_user_created_between_the_check_and_the_save_is_not_logged_in_as(client, monkeypatch):
     """The race: the form's "email unused" check passes, then someone else's account with that email commits.
     Sign-up must refuse (inline), create no organization, and never log the visitor in as that account."""
-    from dashboard.forms import SignupForm
+    from dashboard.pages.auth import SignupForm
 
     check = SignupForm.clean_email
     taken = {}
