@@ -5,18 +5,24 @@ process sees them:
 - per client address and minute (`attempt_limit`): the address is `voiceagent.clientaddr.client_address`, which
   honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT / TRUSTED_PROXIES name, so behind a proxy two
   clients are counted apart and a client cannot pick its own address;
-- per account (`AccountBrake`): failed log-ins of one e-mail address from any number of addresses. After
-  FREE_FAILURES the account waits 30 s, doubling with every further failure up to 15 minutes; a success clears it.
-  The owner sees the wait, not a hint of whether the password was right.
+  An IPv6 client is counted per /64 (`address_bucket`): one subscriber usually holds a whole /64, and counting its
+  addresses apart would give it 2^64 fresh buckets;
+- per account (`AccountBrake`): failed log-ins of one account from any number of addresses. The account is what
+  log-in would sign in as: the user's id when the address names one, else the address as log-in normalizes it (NFKC,
+  case-folded), so no other spelling of the address gets a fresh bucket. After FREE_FAILURES the account waits 30 s,
+  doubling with every further failure up to 15 minutes; a success, or a password reset, clears it. The owner sees
+  the wait, not a hint of whether the password was right.
 """
 
 import hashlib
 import time
+import unicodedata
 
 from django.shortcuts import render
 
+from orgs.selectors import user_id_for_username
 from voiceagent import counters
-from voiceagent.clientaddr import client_address
+from voiceagent.clientaddr import address_bucket, client_address
 from voiceagent.counters import hit
 
 WINDOW_SECONDS = 60
@@ -33,7 +39,7 @@ def address_brake(request, scope: str, limit: int):
     """Counts this POST for the client's address; the 429 response once past `limit` a minute, else None."""
     now = time.time()
     window = int(now // WINDOW_SECONDS)
-    if hit(f"attempts:{scope}:{client_address(request)}:{window}", ttl=WINDOW_SECONDS * 2) > limit:
+    if hit(f"attempts:{scope}:{address_bucket(client_address(request))}:{window}", ttl=WINDOW_SECONDS * 2) > limit:
         return too_many(request, max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999)))
     return None
 
@@ -52,7 +58,8 @@ class AttemptLimitMixin:
 
 
 class AccountBrake:
-    """Failed attempts against one account (an e-mail address, kept only as a digest in the cache key)."""
+    """Failed attempts against one account: the user the submitted address names, or the normalized address (kept
+    only as a digest in the cache key) when it names none."""
 
     FREE_FAILURES = 5
     FIRST_WAIT = 30
@@ -60,8 +67,16 @@ class AccountBrake:
     MEMORY = 3600  # failures are forgotten an hour after the last one
 
     def __init__(self, scope: str, email: str):
-        digest = hashlib.sha256((email or "").strip().lower().encode()).hexdigest()[:32]
-        self.failures_key = f"attempts:{scope}:account:{digest}"
+        self._init(scope, _account(login_username(email)))
+
+    @classmethod
+    def for_user(cls, scope: str, user) -> "AccountBrake":
+        brake = cls.__new__(cls)
+        brake._init(scope, f"user:{user.pk}")
+        return brake
+
+    def _init(self, scope: str, account: str) -> None:
+        self.failures_key = f"attempts:{scope}:account:{account}"
         self.until_key = f"{self.failures_key}:until"
 
     def wait(self) -> int:
@@ -81,3 +96,17 @@ class AccountBrake:
 
     def succeeded(self) -> None:
         counters.delete(self.failures_key, self.until_key)
+
+
+def login_username(submitted) -> str:
+    """The username a log-in looks up for what was typed: Django's username normalization (NFKC, so `ａlice＠corp.com`
+    is `alice@corp.com`), stripped, lower-case (addresses are stored so). LoginForm cleans with it too."""
+    return unicodedata.normalize("NFKC", str(submitted or "")).strip().lower()
+
+
+def _account(username: str) -> str:
+    user_id = user_id_for_username(username) if username else None
+    if user_id is not None:
+        return f"user:{user_id}"
+    # casefold() on top of log-in's lower(): spellings that no account answers to may share one bucket, never split.
+    return hashlib.sha256(username.casefold().encode()).hexdigest()[:32]

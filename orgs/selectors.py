@@ -2,6 +2,7 @@
 
 import functools
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 
 from voiceagent.timefmt import iso_ms
@@ -28,6 +29,11 @@ def membership_for_user(*, user, org_id=None) -> Membership | None:
 
 
 # --- The knowledge base ---------------------------------------------------------------------------------------
+
+
+def user_id_for_username(username: str) -> int | None:
+    """The id of the user that logs in as `username` (exact, as ModelBackend looks it up), or None."""
+    return get_user_model().objects.filter(username=username).values_list("pk", flat=True).first()
 
 
 def location_list(*, org):

@@ -37,3 +37,17 @@ def client_address(request) -> str:
             chain.pop()
         return chain[-1]
     return remote
+
+
+def address_bucket(address: str) -> str:
+    """What a per-address brake counts for a client address: itself, or an IPv6 address's /64 (one subscriber's
+    network, which hands its hosts any of 2^64 addresses). An IPv4-mapped IPv6 address counts as its IPv4 address."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)

@@ -14,7 +14,7 @@ from django.views.generic import FormView
 
 from orgs import services
 
-from ..attempts import AccountBrake, AttemptLimitMixin, too_many
+from ..attempts import AccountBrake, AttemptLimitMixin, login_username, too_many
 from ..forms import DashboardForm, DashboardFormMixin
 from ..mixins import remember_org, resolve_membership
 
@@ -53,7 +53,7 @@ class LoginForm(DashboardFormMixin, AuthenticationForm):
         self.fields["username"].widget = forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True})
 
     def clean_username(self):
-        return (self.cleaned_data.get("username") or "").strip().lower()
+        return login_username(self.cleaned_data.get("username"))
 
 
 class PasswordResetForm(DashboardFormMixin, auth_forms.PasswordResetForm):
@@ -167,9 +167,17 @@ class PasswordResetDoneView(auth_views.PasswordResetDoneView):
 
 
 class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """A password set through a reset link clears the account's log-in brake: whoever holds the mailbox is the owner,
+    so failures of others cannot keep the owner out for good."""
+
     template_name = "dashboard/auth/password_reset_confirm.html"
     form_class = SetPasswordForm
     success_url = reverse_lazy("dashboard:password-reset-complete")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        AccountBrake.for_user("login", form.user).succeeded()
+        return response
 
 
 class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):

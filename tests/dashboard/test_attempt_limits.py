@@ -11,6 +11,7 @@ from django.test import Client
 
 from dashboard.attempts import AccountBrake
 from orgs.models import Organization
+from tests.dashboard.accounts_support import NEW_PASSWORD, reset_link_path, set_password_through
 from tests.support.clients import PASSWORD
 
 
@@ -117,3 +118,61 @@ def test_reset_mails_to_one_address_stop_at_five_an_hour_from_any_number_of_clie
 
 def test_the_django_admin_is_off_unless_enabled(client):
     assert client.get("/admin/login/").status_code == 404
+
+
+# --- Every spelling of one account, IPv6 networks, and resets ------------------------------------------------------
+
+
+def _fullwidth(text: str) -> str:
+    """ASCII letters and signs as their full-width forms, which NFKC (Django's username normalization) maps back."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def test_every_spelling_log_in_accepts_is_braked_as_the_one_account(admin):
+    local, domain = admin.username.split("@")
+    fullwidth = _fullwidth(admin.username)
+    # The premise: log-in accepts the full-width spelling as the account itself.
+    assert Client().post("/login/", {"username": fullwidth, "password": PASSWORD}).status_code == 302
+    spellings = [fullwidth, admin.username.upper(), f" {_fullwidth(local)}@{domain} ", f"{local}＠{domain}",
+                 admin.username.title()]
+    statuses = [_wrong(Client(REMOTE_ADDR=f"198.51.100.{n}"), spelling) for n, spelling in enumerate(spellings)]
+    assert statuses == [200] * 5
+    response = Client(REMOTE_ADDR="198.51.100.99").post("/login/", {"username": admin.username, "password": PASSWORD})
+    assert response.status_code == 429 and b"Too many failed log-ins for this account" in response.content
+    braked = Client(REMOTE_ADDR="198.51.100.98").post("/login/", {"username": fullwidth, "password": PASSWORD})
+    assert braked.status_code == 429 and "_auth_user_id" not in braked.wsgi_request.session
+
+
+def test_spellings_of_an_address_without_an_account_share_one_bucket_too(db):
+    spellings = ["ghost@corp.example", _fullwidth("ghost@corp.example"), "GHOST@CORP.EXAMPLE", "Ghost@corp.example ",
+                 "ghost＠corp.example"]
+    for n, spelling in enumerate(spellings):
+        assert _wrong(Client(REMOTE_ADDR=f"198.51.100.{n}"), spelling) == 200
+    assert Client(REMOTE_ADDR="198.51.100.99").post(
+        "/login/", {"username": "ghost@corp.example", "password": "x"}
+    ).status_code == 429
+
+
+def test_ipv6_clients_of_one_64_share_the_address_brake_and_the_next_64_does_not(db):
+    statuses = [_wrong(Client(REMOTE_ADDR=f"2001:db8:1:2::{n:x}")) for n in range(1, 11)]
+    assert statuses == [200] * 10
+    assert _wrong(Client(REMOTE_ADDR="2001:db8:1:2:ffff:ffff:ffff:fffe")) == 429
+    assert _wrong(Client(REMOTE_ADDR="2001:db8:1:3::1")) == 200
+
+
+def test_an_ipv4_mapped_client_counts_as_its_ipv4_address(db):
+    for _ in range(10):
+        _wrong(Client(REMOTE_ADDR="192.0.2.55"))
+    assert _wrong(Client(REMOTE_ADDR="::ffff:192.0.2.55")) == 429
+
+
+def test_a_password_reset_clears_the_account_brake(admin, mailoutbox):
+    for n in range(6):
+        _wrong(Client(REMOTE_ADDR=f"198.51.100.{n}"), admin.username)
+    assert Client().post("/login/", {"username": admin.username, "password": PASSWORD}).status_code == 429
+    owner = Client(REMOTE_ADDR="192.0.2.1")
+    assert owner.post("/password-reset/", {"email": admin.email}).status_code == 302
+    done = set_password_through(owner, reset_link_path(mailoutbox[-1]))
+    assert done.redirect_chain == [("/password-reset/done/", 302)]
+    response = owner.post("/login/", {"username": admin.username, "password": NEW_PASSWORD})
+    assert response.status_code == 302 and owner.session["_auth_user_id"] == str(admin.pk)
