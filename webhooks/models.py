@@ -11,6 +11,7 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from orgs.tenancy import OrgOwnedModel, OrgOwnedQuerySet
 
@@ -64,11 +65,31 @@ class Subscription(OrgOwnedModel):
     last_success_at = models.DateTimeField(null=True, blank=True)
     failing_since = models.DateTimeField(null=True, blank=True)
 
+    # What `set_enabled` changes: save these (with updated_at) after it.
+    ENABLED_FIELDS = ("enabled", "disabled_reason", "disabled_at", "failing_since")
+
     class Meta:
         indexes = [models.Index(fields=["organization", "enabled"], name="webhooks_sub_org_enabled")]
 
     def __str__(self):
         return f"{self.url} ({self.pk})"
+
+    def set_enabled(self, enabled: bool, *, reason: str = "", now=None) -> bool:
+        """The one rule for switching delivery on or off, whoever does it (a user through `subscription_update`,
+        the sender after a 410 or days of failures): disabling records why (default "Disabled by a user.") and
+        when; enabling clears both and restarts the failure clock. Changes this instance only (the caller holds
+        the row's lock and saves `ENABLED_FIELDS`); False when it already was so."""
+        if enabled == self.enabled:
+            return False
+        if enabled:
+            self.disabled_reason = ""
+            self.disabled_at = None
+            self.failing_since = None  # a fresh start: the 5-day clock restarts
+        else:
+            self.disabled_reason = reason or "Disabled by a user."
+            self.disabled_at = now or timezone.now()
+        self.enabled = enabled
+        return True
 
     @property
     def secret(self) -> str:

@@ -7,7 +7,6 @@ from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, S
 from django.db.models.functions import Coalesce
 
 from orgs.tenancy import get_for_org
-from voiceagent.errors import NotFound
 
 from .models import Delivery, DeliveryAttempt, Subscription
 
@@ -17,18 +16,9 @@ def subscription_list(*, org):
     return Subscription.objects.for_org(org)
 
 
-def _org_row_or_none(rows, org, pk):
-    """This org's row of `rows` with this id (orgs.tenancy.get_for_org), or None: a malformed, missing or other
-    org's id alike."""
-    try:
-        return get_for_org(rows, org, pk)
-    except NotFound:
-        return None
-
-
-def subscription_get(*, org, subscription_id) -> Subscription | None:
-    """One subscription of the org by id, or None (another org's id gives None too)."""
-    return _org_row_or_none(Subscription, org, subscription_id)
+def subscription_get(*, org, subscription_id) -> Subscription:
+    """One subscription of the org by id, or NotFound (orgs.tenancy: a malformed, missing or other org's id alike)."""
+    return get_for_org(Subscription, org, subscription_id)
 
 
 @dataclass
@@ -99,11 +89,10 @@ def subscription_list_with_health(org) -> list[SubscriptionHealth]:
     return [_health(sub) for sub in queryset]
 
 
-def subscription_get_with_health(*, org, subscription_id) -> SubscriptionHealth | None:
-    """One subscription of the org with its health (as in `subscription_list_with_health`), in one query; None
+def subscription_get_with_health(*, org, subscription_id) -> SubscriptionHealth:
+    """One subscription of the org with its health (as in `subscription_list_with_health`), in one query; NotFound
     when the id is not the org's."""
-    sub = _org_row_or_none(_with_health(Subscription.objects.all()), org, subscription_id)
-    return None if sub is None else _health(sub)
+    return _health(get_for_org(_with_health(Subscription.objects.all()), org, subscription_id))
 
 
 def delivery_log(subscription: Subscription):

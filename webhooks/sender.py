@@ -382,12 +382,9 @@ def _update_health(outcomes, mine, failed, now) -> None:
 def _disable(subscription_id, reason: str, now) -> bool:
     """Disables a subscription with a reason and emails its org's admins; False when it was already disabled."""
     subscription = Subscription.objects.select_for_update().get(pk=subscription_id)
-    if not subscription.enabled:
+    if not subscription.set_enabled(False, reason=reason, now=now):
         return False
-    subscription.enabled = False
-    subscription.disabled_reason = reason
-    subscription.disabled_at = now
-    subscription.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
+    subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
     # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
     notify_webhook_disabled(subscription=subscription, reason=reason)
     logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)

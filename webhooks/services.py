@@ -39,7 +39,6 @@ __all__ = [
     "subscription_update",
     "subscription_delete",
     "subscription_rotate_secret",
-    "subscription_set_enabled",
     "delivery_retry",
     "deliveries_recover",
 ]
@@ -184,9 +183,10 @@ def subscription_create(*, org, url: str, events: list[str], description: str = 
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
-    """Changes any of url, events, description, enabled (same rules as create). Enabling clears the disabled
-    reason. The caller has already scoped `subscription` to the org. Input (DNS included) is vetted before the
-    row is locked; the change itself is one transaction."""
+    """Changes any of url, events, description, enabled (same rules as create). Turning delivery on or off
+    follows `Subscription.set_enabled` (enabling clears the disabled reason); deliveries of a disabled subscription
+    are not sent (recover them after re-enabling). The caller has already scoped `subscription` to the org. Input
+    (DNS included) is vetted before the row is locked; the change itself is one transaction."""
     cleaned = _clean(changes)
     with transaction.atomic():
         locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
@@ -194,31 +194,10 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
         for field, value in cleaned.items():
             setattr(locked, field, value)
         if "enabled" in changes:
-            _apply_enabled(locked, bool(changes["enabled"]))
-            fields += ["enabled", "disabled_reason", "disabled_at", "failing_since"]
+            locked.set_enabled(bool(changes["enabled"]))
+            fields += Subscription.ENABLED_FIELDS
         if fields:
             locked.save(update_fields=[*fields, "updated_at"])
-    return locked
-
-
-def _apply_enabled(subscription: Subscription, enabled: bool, reason: str = "") -> None:
-    if enabled and not subscription.enabled:
-        subscription.disabled_reason = ""
-        subscription.disabled_at = None
-        subscription.failing_since = None  # a fresh start: the 5-day clock restarts
-    elif not enabled and subscription.enabled:
-        subscription.disabled_reason = reason or "Disabled by a user."
-        subscription.disabled_at = timezone.now()
-    subscription.enabled = enabled
-
-
-@transaction.atomic
-def subscription_set_enabled(*, subscription: Subscription, enabled: bool, reason: str = "") -> Subscription:
-    """Turns delivery on or off. Disabling records `reason` (default "Disabled by a user."); enabling clears it.
-    Deliveries of a disabled subscription are not sent (recover them after re-enabling)."""
-    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
-    _apply_enabled(locked, enabled, reason)
-    locked.save(update_fields=["enabled", "disabled_reason", "disabled_at", "failing_since", "updated_at"])
     return locked
 
 

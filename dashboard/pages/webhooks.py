@@ -17,7 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import FormView, TemplateView, View
 
 from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, ValidationFailed
+from voiceagent.errors import Conflict, NotFound, ValidationFailed
 from webhooks import probe, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
@@ -94,9 +94,10 @@ class WebhookSecretView(once.ShowOnceMixin, AdminRequiredMixin, TemplateView):
     once_gone_url = "dashboard:webhooks"
 
     def get_once_context(self, pending):
-        subscription = selectors.subscription_get(org=self.org, subscription_id=pending["subscription_id"])
-        if subscription is None:
-            return None
+        try:
+            subscription = selectors.subscription_get(org=self.org, subscription_id=pending["subscription_id"])
+        except NotFound:
+            return None  # deleted since: the secret is not shown
         return {"subscription": subscription, "action": pending.get("action", "created")}
 
 
@@ -162,7 +163,7 @@ class WebhookEnabledView(SubscriptionMixin, View):
     def post(self, request, *args, **kwargs):
         subscription = self.get_subscription()
         enabled = request.POST.get("enabled") == "1"
-        services.subscription_set_enabled(subscription=subscription, enabled=enabled)
+        services.subscription_update(subscription=subscription, enabled=enabled)
         if enabled:
             messages.success(request, f"Deliveries to {subscription.url} are on again.")
         else:

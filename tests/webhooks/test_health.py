@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from tests.support.clients import logged_in
 from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
+from voiceagent.errors import NotFound
 from webhooks import selectors
 from webhooks.models import Subscription
 
@@ -64,7 +65,8 @@ def test_health_values_match_the_rules(org, other_org):
     assert got == {failing.pk: (3, 2, "Every delivery failed."), never_ok.pk: (2, 0, ""), healthy.pk: (0, 0, "")}
     one = selectors.subscription_get_with_health(org=org, subscription_id=failing.pk)
     assert one == by_pk[failing.pk]
-    assert selectors.subscription_get_with_health(org=other_org, subscription_id=failing.pk) is None
+    with pytest.raises(NotFound):  # another org's id: the same NotFound as a missing one
+        selectors.subscription_get_with_health(org=other_org, subscription_id=failing.pk)
 
 
 @pytest.mark.parametrize("count", [1, 10])
