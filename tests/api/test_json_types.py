@@ -114,5 +114,5 @@ def test_lengths_are_measured_as_sent_not_after_trimming(api, org):
     response = api.post("/v1/escalation-rules", {"name": "R", "keywords": ["ok", "k" + " " * 100],
                                                  "destination_type": "phone", "destination_phone": "+14155550100"},
                         format="json")
-    field_error(response, "keywords.1", "Ensure this field has no more than 100 characters.")
+    field_error(response, "keywords", "Item 1: Ensure this field has no more than 100 characters.")
     assert not Fact.objects.exists()

@@ -85,7 +85,8 @@ def test_the_runtimes_next_read_serves_enabled_rules_with_their_location(api, or
      validation({"keywords": ["Keywords must not repeat (case-insensitively)."]})),
     ({"keywords": [f"k{i}" for i in range(51)]},
      validation({"keywords": ["Ensure this field has no more than 50 elements."]})),
-    ({"keywords": ["x" * 101]}, validation({"keywords.0": ["Ensure this field has no more than 100 characters."]})),
+    ({"keywords": ["x" * 101]},
+     validation({"keywords": ["Item 0: Ensure this field has no more than 100 characters."]})),
     ({"destination_team_member_id": None}, validation({"destination_team_member_id": [
         "Required when destination_type is team_member."]})),
     ({"destination_phone": "+14155550100"}, validation({"destination_phone": [

@@ -10,6 +10,7 @@ from calls import evidence
 from calls.evidence import evidence_marks
 from calls.models import Call
 from tests.support.clients import logged_in
+from tests.support.fielderrors import reported_at
 
 from .conftest import TRANSCRIPT
 
@@ -36,7 +37,8 @@ def test_evidence_beyond_the_caps_is_400_and_nothing_is_written(runtime, checks,
     response = runtime.complete(call_id, outcome="info", quality_checks=checks)
     assert response.status_code == 400, response.content
     body = response.json()
-    assert body["error"] == "Validation failed" and list(body["details"]["fieldErrors"]) == [field]
+    assert body["error"] == "Validation failed" and list(body["details"]["fieldErrors"]) == ["quality_checks"]
+    assert reported_at(body["details"], field), body
     assert runtime.call(call_id).status == "in_progress"
 
 

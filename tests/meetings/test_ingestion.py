@@ -10,6 +10,7 @@ import pytest
 from meetings.models import Meeting, Outcome
 from meetings.validation import count_sentences
 from tests.factories import OrganizationFactory
+from tests.support.fielderrors import reported_at
 
 from .conftest import ingest_body, post_meeting, runtime_client, valid_outcome
 
@@ -142,7 +143,8 @@ def test_an_invalid_outcome_is_400_with_the_field_and_nothing_is_written(meeting
     assert response.status_code == 400, response.content
     body = response.json()
     assert body["error"] == "Validation failed"
-    assert field in body["details"]["fieldErrors"], body
+    assert list(body["details"]["fieldErrors"]) == ["outcome"], body
+    assert reported_at(body["details"], field), body
     assert _nothing_written()
 
 

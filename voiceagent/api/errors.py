@@ -59,8 +59,24 @@ def _messages(detail) -> list[str]:
     return [str(detail)]
 
 
+def _position(segment: str) -> str:
+    return f"Item {segment}" if segment.isdigit() else segment
+
+
+def by_field_name(field_errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """`fieldErrors` keyed by top-level field names, as the contract's `fieldErrors` (Zod's `flatten()`) is: a
+    problem deeper in a field (`keywords.0`, `outcome.tickets.0.title`) is reported under the field it is in, with
+    the rest of its path leading the message (`Item 0: ...`, `tickets: Item 0: title: ...`)."""
+    named: dict[str, list[str]] = {}
+    for path, messages in field_errors.items():
+        top, _, rest = str(path).partition(".")
+        lead = "".join(f"{_position(segment)}: " for segment in rest.split(".")) if rest else ""
+        named.setdefault(top, []).extend(lead + message for message in messages)
+    return named
+
+
 def _flatten(detail, prefix: str, out: dict[str, list[str]]) -> None:
-    """Nested serializer errors become dotted field names (`items.0.name`), so fieldErrors stays one level."""
+    """Nested serializer errors become dotted paths (`items.0.name`); `by_field_name` then names their field."""
     if isinstance(detail, dict):
         for key, value in detail.items():
             _flatten(value, f"{prefix}.{key}" if prefix else str(key), out)
@@ -73,7 +89,8 @@ def _flatten(detail, prefix: str, out: dict[str, list[str]]) -> None:
 
 
 def validation_failed(detail) -> ValidationFailed:
-    """A serializer's errors as the spec's `formErrors` (the body's own) and `fieldErrors` (dotted names)."""
+    """A serializer's errors as the spec's `formErrors` (the body's own) and `fieldErrors` (dotted paths until
+    rendered: `_render` names their fields)."""
     form_errors: list[str] = []
     field_errors: dict[str, list[str]] = {}
     if isinstance(detail, dict):
@@ -87,6 +104,14 @@ def validation_failed(detail) -> ValidationFailed:
     return ValidationFailed(form_errors=form_errors, field_errors=field_errors)
 
 
+def _validation_body(exc: ValidationFailed) -> dict:
+    """The one place a validation failure becomes its body on the machine interfaces: services and serializers
+    report dotted paths (the dashboard shows them beside the field they concern), clients get field names."""
+    details = exc.details or {}
+    return ValidationFailed(form_errors=details.get("formErrors"),
+                            field_errors=by_field_name(details.get("fieldErrors") or {})).body()
+
+
 def api_exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER. Knows every failure type; anything unknown is a 500 without a trace. Every answer
     of 500 or more is logged here, whatever raised it (a `DomainError` such as webhooks' UnknownEventType too)."""
@@ -98,6 +123,8 @@ def api_exception_handler(exc, context):
 
 def _render(exc) -> tuple[dict, int, dict]:
     """(body, status, headers) for one failure."""
+    if isinstance(exc, ValidationFailed):
+        return _validation_body(exc), exc.status, {}
     if isinstance(exc, DomainError):
         return exc.body(), exc.status, {}
     if isinstance(exc, Http404):
@@ -110,7 +137,7 @@ def _render(exc) -> tuple[dict, int, dict]:
     if isinstance(exc, InsufficientScope):
         return error_body("insufficient_scope", required=exc.required), 403, {}
     if isinstance(exc, exceptions.ValidationError):
-        return validation_failed(exc.detail).body(), 400, {}
+        return _validation_body(validation_failed(exc.detail)), 400, {}
     if isinstance(exc, exceptions.ParseError):
         return ValidationFailed(form_errors=[f"Malformed JSON body: {exc.detail}"]).body(), 400, {}
     if isinstance(exc, exceptions.UnsupportedMediaType):
