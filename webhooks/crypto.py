@@ -5,27 +5,17 @@ import hashlib
 import hmac
 import secrets
 
-from cryptography.fernet import Fernet
-from django.conf import settings
-from django.utils.encoding import force_bytes
+from orgs.crypto import fernet
 
 SECRET_PREFIX = "whsec_"
 
 
-def _fernet() -> Fernet:
-    key = settings.FIELD_ENCRYPTION_KEY
-    if not key:
-        # Only a bare dev checkout without `.env` gets here; derive a stable key rather than store secrets in clear.
-        key = base64.urlsafe_b64encode(hashlib.sha256(force_bytes(settings.SECRET_KEY)).digest())
-    return Fernet(key)
-
-
 def encrypt(plaintext: str) -> str:
-    return _fernet().encrypt(plaintext.encode()).decode()
+    return fernet().encrypt(plaintext.encode()).decode()
 
 
 def decrypt(token: str) -> str:
-    return _fernet().decrypt(token.encode()).decode()
+    return fernet().decrypt(token.encode()).decode()
 
 
 def generate_secret() -> str:
