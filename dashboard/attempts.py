@@ -2,9 +2,9 @@
 
 Two counters, both in the shared cache (Redis, the same atomic counter as the API's rate limits), so every
 process sees them:
-- per client address and minute (`attempt_limit`): the address is `voiceagent.clientaddr.client_address`, which
-  honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT / TRUSTED_PROXIES name, so behind a proxy two
-  clients are counted apart and a client cannot pick its own address;
+- per client address and minute, the minute opening at its first POST (`attempt_limit`): the address is
+  `voiceagent.clientaddr.client_address`, which honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT /
+  TRUSTED_PROXIES name, so behind a proxy two clients are counted apart and a client cannot pick its own address;
   An IPv6 client is counted per /64 (`address_bucket`): one subscriber usually holds a whole /64, and counting its
   addresses apart would give it 2^64 fresh buckets;
 - per account (`AccountBrake`): failed log-ins of one account from any number of addresses. The account is what
@@ -23,7 +23,7 @@ from django.shortcuts import render
 from orgs.selectors import user_id_for_username
 from voiceagent import counters
 from voiceagent.clientaddr import address_bucket, client_address
-from voiceagent.counters import hit
+from voiceagent.counters import hit, hit_window
 
 WINDOW_SECONDS = 60
 
@@ -36,11 +36,12 @@ def too_many(request, wait: int, *, account: bool = False):
 
 
 def address_brake(request, scope: str, limit: int):
-    """Counts this POST for the client's address; the 429 response once past `limit` a minute, else None."""
-    now = time.time()
-    window = int(now // WINDOW_SECONDS)
-    if hit(f"attempts:{scope}:{address_bucket(client_address(request))}:{window}", ttl=WINDOW_SECONDS * 2) > limit:
-        return too_many(request, max(1, int((window + 1) * WINDOW_SECONDS - now + 0.999)))
+    """Counts this POST for the client's address; the 429 response once past `limit` in a minute, else None. The
+    minute opens at the address's first POST (`counters.hit_window`, as for the other brakes), so a burst cannot
+    straddle a clock minute and get twice the limit."""
+    count, wait = hit_window(f"attempts:{scope}:{address_bucket(client_address(request))}", seconds=WINDOW_SECONDS)
+    if count > limit:
+        return too_many(request, wait)
     return None
 
 

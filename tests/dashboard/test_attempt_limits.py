@@ -32,6 +32,17 @@ def test_log_in_attempts_past_the_limit_are_refused_even_with_the_right_password
     assert "_auth_user_id" not in client.session
 
 
+def test_the_address_brakes_minute_opens_at_its_first_post(db):
+    """Not the clock's minute: whenever the burst starts, the wait after it is (nearly) the whole minute, so a burst
+    at a minute's end cannot go on at the next minute's start."""
+    client = Client(REMOTE_ADDR="10.0.7.1")
+    for n in range(10):  # ten accounts, so that only the per-address brake is at play
+        assert client.post("/login/", {"username": f"burst{n}@example.com", "password": "wrong"}).status_code == 200
+    response = client.post("/login/", {"username": "burst10@example.com", "password": "wrong"})
+    assert response.status_code == 429
+    assert 55 <= int(response["Retry-After"]) <= 60
+
+
 def test_other_addresses_are_not_braked(admin):
     for _ in range(11):  # another account, so that only the per-address brake is at play
         Client(REMOTE_ADDR="10.0.0.1").post("/login/", {"username": "someone@else.example", "password": "wrong"})
