@@ -195,6 +195,7 @@ def emit_events(org, count, rate=None):
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
     os.environ["WEBHOOK_ALLOW_LOCAL_URLS"] = "1"
+    os.environ["WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG"] = "1"  # the receiver is on loopback, DEBUG is off (below)
     os.environ["DEBUG"] = "false"  # as in production (.env turns it on for `make run`); the worker inherits it
     # Outside DEBUG the service refuses console mail; the bench sends none, so any server name will do.
     os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1")

@@ -1,7 +1,14 @@
 """`GET /healthz` (the process answers: no dependency looked at) and `GET /readyz` (PostgreSQL answers with every
 migration applied, Redis answers, the Celery broker answers). Outside /v1: no key, no rate limit, never cached.
-Each check is bounded (about half a second), so /readyz turns 503 within a second of a dependency going away."""
+Each check is bounded (about half a second), so /readyz turns 503 within a second of a dependency going away.
 
+/readyz is anonymous and each answer costs a round trip to PostgreSQL and to Redis (twice): the Redis checks reuse
+one small pool of connections per process (a new connection per hit would let a prober fill Redis's connection
+table), and each process answers at most READYZ_PER_MINUTE a minute per client address (429 past it). The brake is
+counted in the process, not in Redis: it must not depend on what it checks, and probes of several instances from
+one address (a node's kubelet) must not share one count."""
+
+import threading
 import time
 
 import redis
@@ -12,6 +19,10 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from kombu import Connection
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from .clientaddr import address_bucket, client_address
 
 TIMEOUT = 0.5
 DATABASE = "default"
@@ -28,13 +39,30 @@ def _database() -> None:
         _migrated.add(DATABASE)
 
 
+_clients: dict[str, redis.Redis] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(url: str) -> redis.Redis:
+    """A kept client per URL, over a pool of at most 4 connections (a 5th concurrent check waits, within TIMEOUT).
+    A pooled connection the server dropped (a restart) is retried once on a fresh one, at once; a timeout is not
+    retried, so a hung server still costs TIMEOUT."""
+    client = _clients.get(url)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(url)
+            if client is None:
+                pool = redis.BlockingConnectionPool.from_url(
+                    url, max_connections=4, timeout=TIMEOUT, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT,
+                    retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+                )
+                client = _clients[url] = redis.Redis(connection_pool=pool)
+    return client
+
+
 def _ping(url: str) -> None:
-    client = redis.Redis.from_url(url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT)
-    try:
-        if not client.ping():
-            raise RuntimeError("no PONG")
-    finally:
-        client.close()
+    if not _client(url).ping():
+        raise RuntimeError("no PONG")
 
 
 def _redis() -> None:
@@ -74,9 +102,53 @@ def healthz(request):
     return JsonResponse({"status": "ok"})
 
 
+class _AddressBrake:
+    """Per client address (an IPv6 client per /64), a window opened by the address's first hit and lasting a minute:
+    a burst cannot straddle a boundary for twice the limit. Memory is bounded: past MAX_ADDRESSES, closed windows
+    are dropped, and if every window is open the oldest half goes."""
+
+    MAX_ADDRESSES = 10_000
+
+    def __init__(self):
+        self._windows: dict[str, list[float]] = {}  # address -> [window opened at, hits]
+        self._lock = threading.Lock()
+
+    def retry_after(self, address: str, limit: int) -> int:
+        """Counts a hit; the whole seconds to wait when past `limit` this window, else 0."""
+        now = time.monotonic()
+        with self._lock:
+            window = self._windows.get(address)
+            if window is None or now - window[0] >= 60:
+                if len(self._windows) >= self.MAX_ADDRESSES:
+                    self._prune(now)
+                window = self._windows[address] = [now, 0]
+            window[1] += 1
+            if window[1] > limit:
+                return max(1, int(window[0] + 60 - now + 0.999))
+            return 0
+
+    def _prune(self, now: float) -> None:
+        self._windows = {a: w for a, w in self._windows.items() if now - w[0] < 60}
+        if len(self._windows) >= self.MAX_ADDRESSES:
+            newest = sorted(self._windows.items(), key=lambda item: item[1][0])[len(self._windows) // 2:]
+            self._windows = dict(newest)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._windows.clear()
+
+
+readyz_brake = _AddressBrake()
+
+
 @never_cache
 @require_GET
 def readyz(request):
+    wait = readyz_brake.retry_after(address_bucket(client_address(request)), settings.READYZ_PER_MINUTE)
+    if wait:
+        response = JsonResponse({"status": "too_many_requests"}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
     checks = {name: _run(check) for name, check in CHECKS.items()}
     ready = all(check["ok"] for check in checks.values())
     return JsonResponse({"status": "ready" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)

@@ -6,6 +6,7 @@ addresses are in var/embedded.env while they run.
 """
 
 import os
+import warnings
 from pathlib import Path
 
 import environ
@@ -57,6 +58,13 @@ if not DEBUG and not (SECRET_KEY and FIELD_ENCRYPTION_KEY):
         "`make run` writes both into .env."
     )
 WEBHOOK_ALLOW_LOCAL_URLS = env.bool("WEBHOOK_ALLOW_LOCAL_URLS", default=False)
+# Local receivers let any org's (test) deliveries reach services inside the network: development only, unless a test
+# stack (the suite, the bench) says it runs outside DEBUG on purpose.
+if WEBHOOK_ALLOW_LOCAL_URLS and not DEBUG and not env.bool("WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", default=False):
+    _PROBLEMS.append(
+        "WEBHOOK_ALLOW_LOCAL_URLS lets webhook deliveries reach loopback and private addresses (internal services): "
+        "turn it off outside DEBUG, or set WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG=1 too on a test stack."
+    )
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -285,6 +293,15 @@ EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
 
 # GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is off (404).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+MIN_METRICS_TOKEN_LENGTH = 32
+if not DEBUG and METRICS_TOKEN and len(METRICS_TOKEN) < MIN_METRICS_TOKEN_LENGTH:
+    _PROBLEMS.append(
+        f"METRICS_TOKEN must be at least {MIN_METRICS_TOKEN_LENGTH} characters when set, unless DEBUG is on (a short "
+        "one can be guessed over the network); generate one with `python -c 'import secrets; "
+        "print(secrets.token_urlsafe(32))'`."
+    )
+# /readyz (anonymous, and each answer costs a PostgreSQL and two Redis round trips) per client address and process.
+READYZ_PER_MINUTE = env.int("READYZ_PER_MINUTE", default=120)
 
 # LOG_FORMAT=json: one JSON object per line for the web server, the worker and beat (they share this config).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
@@ -328,6 +345,15 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 # HTTP, and send HSTS. The probes stay reachable over plain HTTP from inside.
 if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    if not (TRUSTED_PROXY_COUNT or TRUSTED_PROXIES):
+        # A warning, not a refusal: it still works, but every client shares the proxy's address in the brakes.
+        warnings.warn(
+            "BEHIND_TLS_PROXY is on but neither TRUSTED_PROXY_COUNT nor TRUSTED_PROXIES is set: the brakes (log-in, "
+            "sign-up, reset, invitation links, /readyz) count every client as the proxy's address, so one client "
+            "can brake everyone. Set TRUSTED_PROXY_COUNT to the number of proxies in front.",
+            UserWarning,
+            stacklevel=1,
+        )
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)

@@ -12,6 +12,8 @@ os.environ["VOICEAGENT_IGNORE_DOTENV"] = "1"
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "yJ2Qv3o0m4m9wq0kq9v1m2XH3s5Vb7Yt8Zr6Pq4Lw1A=")
 os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1025")  # never used: the tests' backend is locmem (below)
+# The suite (and the servers and workers it starts) runs outside DEBUG with loopback receivers on purpose.
+os.environ.setdefault("WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "1")
 
 from .settings import *  # noqa: E402, F403
 from .settings import CACHES, REDIS_URL, VAR_DIR  # noqa: E402

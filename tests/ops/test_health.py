@@ -4,7 +4,9 @@ within a second of PostgreSQL or Redis going away, and 200 again when it returns
 import time
 
 import pytest
+import redis
 from django.db.utils import ConnectionHandler
+from django.test import Client
 
 from tests.support.celery_worker import RedisServer
 from tests.support.database import server_address, settings_through
@@ -12,6 +14,13 @@ from tests.support.tcp_proxy import TcpProxy
 from voiceagent import health
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readyz_brake():
+    health.readyz_brake.clear()
+    yield
+    health.readyz_brake.clear()
 
 
 def test_healthz_answers_without_a_key_and_is_never_cached(client):
@@ -96,3 +105,32 @@ def test_the_docs_page_loads_redoc_from_this_origin(client):
     assert "cdn" not in html.lower() and "googleapis" not in html
     assert '<script src="/static/drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js"></script>' in html
     assert "script-src 'self';" in page["Content-Security-Policy"]
+
+
+def test_readyz_reuses_its_redis_connections(client, settings):
+    """Each hit used to open two connections (cache and broker): a prober could fill Redis's connection table."""
+    server = RedisServer().start()
+    try:
+        settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": server.url}}
+        settings.CELERY_BROKER_URL = server.url.replace("/0", "/1")
+        assert _ready(client)[0] == 200  # the pools open their connections
+        observer = redis.Redis.from_url(server.url)
+        before = observer.info("stats")["total_connections_received"]
+        assert all(_ready(client)[0] == 200 for _ in range(20))
+        assert observer.info("stats")["total_connections_received"] == before
+        observer.close()
+    finally:
+        server.stop()
+
+
+def test_readyz_is_braked_per_client_address(settings):
+    settings.READYZ_PER_MINUTE = 3
+    prober = Client(REMOTE_ADDR="198.51.100.7")
+    assert [prober.get("/readyz").status_code for _ in range(3)] == [200] * 3
+    braked = prober.get("/readyz")
+    assert (braked.status_code, braked.json()) == (429, {"status": "too_many_requests"})
+    assert 1 <= int(braked["Retry-After"]) <= 60 and "no-store" in braked["Cache-Control"]
+    assert Client(REMOTE_ADDR="198.51.100.8").get("/readyz").status_code == 200  # another address is not
+    for _ in range(3):
+        Client(REMOTE_ADDR="2001:db8:7::1").get("/readyz")
+    assert Client(REMOTE_ADDR="2001:db8:7::2").get("/readyz").status_code == 429  # one IPv6 /64, one count

@@ -1,11 +1,15 @@
 """Outside DEBUG the service refuses to start while anything that matters is misconfigured, and says everything
 that is wrong in one message, never repeating a secret."""
 
+import io
 import runpy
+import warnings
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import CommandError, call_command
 
 SETTINGS_FILE = str(django_settings.BASE_DIR / "voiceagent" / "settings.py")
 STRONG = "Zq3-mT8_wL1xN5pR7vK2bY9cH4dJ6fG0sA"
@@ -13,7 +17,8 @@ STRONG = "Zq3-mT8_wL1xN5pR7vK2bY9cH4dJ6fG0sA"
 
 def _start(monkeypatch, **env) -> dict:
     for name in ("DEBUG", "AGENT_RUNTIME_TOKEN", "AGENT_RUNTIME_TOKENS", "BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT",
-                 "SECURE_HSTS_SECONDS"):
+                 "SECURE_HSTS_SECONDS", "WEBHOOK_ALLOW_LOCAL_URLS", "WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "METRICS_TOKEN",
+                 "TRUSTED_PROXY_COUNT", "TRUSTED_PROXIES"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -44,8 +49,51 @@ def test_a_complete_configuration_starts_and_debug_may_use_the_console(monkeypat
 
 
 def test_behind_a_tls_proxy(monkeypatch):
-    started = _start(monkeypatch, BEHIND_TLS_PROXY="true", SECURE_SSL_REDIRECT="true", SECURE_HSTS_SECONDS="31536000")
+    started = _start(monkeypatch, BEHIND_TLS_PROXY="true", SECURE_SSL_REDIRECT="true", SECURE_HSTS_SECONDS="31536000",
+                     TRUSTED_PROXY_COUNT="1")
     assert started["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
     assert (started["SECURE_SSL_REDIRECT"], started["SECURE_HSTS_SECONDS"]) == (True, 31536000)
     assert started["SECURE_REDIRECT_EXEMPT"] == [r"^healthz$", r"^readyz$"]
     assert "SECURE_PROXY_SSL_HEADER" not in _start(monkeypatch)
+
+
+def test_local_webhook_receivers_outside_debug_refuse_to_start_unless_a_test_stack_says_so(monkeypatch):
+    with pytest.raises(ImproperlyConfigured, match="WEBHOOK_ALLOW_LOCAL_URLS lets webhook deliveries reach"):
+        _start(monkeypatch, WEBHOOK_ALLOW_LOCAL_URLS="true")
+    assert _start(monkeypatch, WEBHOOK_ALLOW_LOCAL_URLS="true", WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG="1")[
+        "WEBHOOK_ALLOW_LOCAL_URLS"] is True
+    assert _start(monkeypatch, DEBUG="true", WEBHOOK_ALLOW_LOCAL_URLS="true")["WEBHOOK_ALLOW_LOCAL_URLS"] is True
+    assert _start(monkeypatch, WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG="1")["WEBHOOK_ALLOW_LOCAL_URLS"] is False
+
+
+def test_a_short_metrics_token_refuses_to_start_outside_debug(monkeypatch):
+    short = STRONG[:31]
+    with pytest.raises(ImproperlyConfigured, match="METRICS_TOKEN must be at least 32 characters") as refused:
+        _start(monkeypatch, METRICS_TOKEN=short)
+    assert short not in str(refused.value)
+    assert _start(monkeypatch, METRICS_TOKEN=STRONG[:32])["METRICS_TOKEN"] == STRONG[:32]
+    assert _start(monkeypatch, DEBUG="true", METRICS_TOKEN="dev")["METRICS_TOKEN"] == "dev"
+    assert _start(monkeypatch)["METRICS_TOKEN"] == ""  # unset: /metrics is off
+
+
+def test_a_tls_proxy_without_trusted_proxy_settings_warns(monkeypatch):
+    with pytest.warns(UserWarning, match="BEHIND_TLS_PROXY is on but neither TRUSTED_PROXY_COUNT nor TRUSTED_PROXIES"):
+        _start(monkeypatch, BEHIND_TLS_PROXY="true")
+    for trusted in ({"TRUSTED_PROXY_COUNT": "1"}, {"TRUSTED_PROXIES": "10.0.0.0/8"}):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _start(monkeypatch, BEHIND_TLS_PROXY="true", **trusted)
+        assert not [w for w in caught if "BEHIND_TLS_PROXY" in str(w.message)]
+
+
+@pytest.mark.django_db
+def test_seed_demo_refuses_its_public_password_outside_debug(settings):
+    from devtools.management.commands.seed_demo import DEMO_EMAIL
+
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="seed_demo runs only with DEBUG on"):
+        call_command("seed_demo", calls=0)
+    assert not get_user_model().objects.filter(username=DEMO_EMAIL).exists()
+    settings.DEBUG = True
+    call_command("seed_demo", calls=0, stdout=io.StringIO())
+    assert get_user_model().objects.filter(username=DEMO_EMAIL).exists()

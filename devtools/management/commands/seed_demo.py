@@ -1,10 +1,12 @@
 """`seed_demo`: a demo organization that looks like the real product, created once.
 
-Runs on every `make run`; when the demo org exists it only prints the login again.
+Runs on every `make run`; when the demo org exists it only prints the login again. Only with DEBUG on: its
+password is public (here and in every `make run` output), so outside DEBUG it would be a known admin login.
 """
 
+from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from contacts.services import contact_create
@@ -52,6 +54,11 @@ class Command(BaseCommand):
         parser.add_argument("--calls", type=int, default=40, help="How many simulated calls to drive.")
 
     def handle(self, *, calls, **options):
+        if not settings.DEBUG:
+            raise CommandError(
+                "seed_demo runs only with DEBUG on: its accounts have a public password "
+                "(create a real organization with `manage.py create_org`)."
+            )
         org = Organization.objects.filter(name=DEMO_ORG, memberships__user__username=DEMO_EMAIL).first()
         if org is None:
             org = self._create()
