@@ -6,6 +6,8 @@ These services emit no events: `contact.created` is emitted by the calls app, be
 it was real engagement.
 """
 
+import copy
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -83,7 +85,8 @@ def contact_create(
 
 @transaction.atomic
 def contact_update(*, contact: Contact, **changes) -> Contact:
-    """Changes any of phone_number, name, email, notes. A new phone is normalized and may clash (409)."""
+    """Changes any of phone_number, name, email, notes, and returns the saved contact: a copy, so the caller's object
+    keeps its values when the change is refused. A new phone is normalized and may clash (409)."""
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
@@ -98,6 +101,7 @@ def contact_update(*, contact: Contact, **changes) -> Contact:
         changes["phone_digits"] = _digits(e164)
     if not changes:
         return contact
+    contact = copy.copy(contact)
     for field, value in changes.items():
         setattr(contact, field, value)
     try:

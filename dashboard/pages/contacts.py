@@ -106,9 +106,8 @@ class ContactEditView(ContactMixin, FormView):
         changes = {field: form.cleaned_data[field] for field in form.changed_data}
         if changes:
             with form.service_errors():
-                services.contact_update(contact=contact, **changes)
+                contact = services.contact_update(contact=contact, **changes)
             if form.errors:
-                contact.refresh_from_db()  # the service set the refused values on this instance
                 return self.form_invalid(form)
             messages.success(self.request, f"Contact {contact} saved.")
         else:
