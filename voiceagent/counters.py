@@ -47,12 +47,23 @@ def _redis_ok() -> bool:
     return time.monotonic() >= _down_until
 
 
+_failure_listeners: list = []
+
+
+def on_redis_failure(listener) -> None:
+    """Calls `listener()` whenever this process sees Redis fail: what it kept on Redis's word (the API key cache,
+    trusted by epoch) may have missed a change Redis could not carry."""
+    _failure_listeners.append(listener)
+
+
 def _down(exc: Exception) -> None:
     global _down_until
     if _redis_ok():
         logger.warning("Redis unreachable (%s): counting in this process for %.0f s", type(exc).__name__,
                        RETRY_AFTER_SECONDS)
     _down_until = time.monotonic() + RETRY_AFTER_SECONDS
+    for listener in _failure_listeners:
+        listener()
 
 
 def _local_get(key: str):

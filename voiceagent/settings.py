@@ -188,6 +188,9 @@ MAX_URL_LENGTH = 4096  # path plus query string; longer is 414 `uri_too_long` (d
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
+# A kept API key is read from PostgreSQL again at least this often (voiceagent/api/authentication.py): the bound on
+# trusting a key whose revocation never reached Redis.
+API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=60)
 RATE_LIMIT_READS_PER_MINUTE = env.int("RATE_LIMIT_READS_PER_MINUTE", default=600)
 RATE_LIMIT_WRITES_PER_MINUTE = env.int("RATE_LIMIT_WRITES_PER_MINUTE", default=120)
 

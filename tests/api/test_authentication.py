@@ -259,3 +259,30 @@ def test_negotiation_never_answers_before_authentication(db, extra):
 
 def test_a_trailing_newline_after_the_key_is_401(write_key):
     assert_unauthorized(call(f"Bearer {write_key[1]}\n"))
+
+
+def test_a_process_that_sees_redis_fail_drops_its_kept_keys(write_key, org, admin, settings):
+    """A revocation whose epoch never reached Redis (the revoker could not reach it; or Redis came back from an older
+    snapshot, epoch and all): the process that saw Redis fail meanwhile no longer trusts its kept copy."""
+    key, plaintext = write_key
+    assert call(f"Bearer {plaintext}").status_code == 200  # kept, with its epoch
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())  # revoked, the epoch left as it was
+    _, other = make_key(org, admin=admin, name="Another")
+    live = settings.CACHES["default"]["LOCATION"]
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}}
+    assert call(f"Bearer {other}").status_code == 200  # another key's request meets Redis down
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": live}}
+    counters.reset()  # Redis is back, the old epoch with it
+    assert_unauthorized(call(f"Bearer {plaintext}"))
+
+
+def test_a_kept_key_is_read_again_once_api_key_cache_seconds_old(write_key, settings, django_assert_num_queries):
+    key, plaintext = write_key
+    settings.API_KEY_CACHE_SECONDS = 0.5
+    assert call(f"Bearer {plaintext}").status_code == 200
+    with django_assert_num_queries(0):
+        assert call(f"Bearer {plaintext}").status_code == 200
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())  # the epoch left as it was
+    time.sleep(0.6)  # the bound itself is what is tested: the kept copy must age past it
+    with django_assert_num_queries(1):
+        assert_unauthorized(call(f"Bearer {plaintext}"))

@@ -5,12 +5,18 @@ same Redis script that counts the request against its rate limit, is the one it 
 change to the organization it carries) gives it a new epoch before the revoking request answers
 (orgs/key_epochs.py), so the next request in every process reads PostgreSQL again and gets 401. When the epoch
 cannot be read (Redis away), nothing kept is trusted: PostgreSQL decides, and the count falls back to this process.
+
+An epoch can miss a change: the revoking process could not reach Redis past its retries, or Redis came back from an
+older snapshot or a lagging replica. Two bounds hold then: a kept key is read from PostgreSQL again once it is
+API_KEY_CACHE_SECONDS old (60), and a process that sees Redis fail drops every key it keeps.
 """
 
 import re
 import threading
+import time
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import Q
 from django.db.models.base import ModelState
 from django.utils import timezone
@@ -53,10 +59,10 @@ class _Kept:
     """A key (its organization attached) as PostgreSQL answered, and the epoch read before that answer. Requests
     get copies (`_fresh`): nothing a request does to its key reaches the next one."""
 
-    __slots__ = ("key", "epoch")
+    __slots__ = ("key", "epoch", "read_at")
 
     def __init__(self, key: ApiKey, epoch: str):
-        self.key, self.epoch = key, epoch
+        self.key, self.epoch, self.read_at = key, epoch, time.monotonic()
 
 
 def _fresh(instance):
@@ -86,9 +92,12 @@ def _keep(digest: str, key: ApiKey, epoch: str) -> None:
 
 
 def forget_kept_keys() -> None:
-    """Empties this process's key cache (tests)."""
+    """Empties this process's key cache: when Redis fails (an epoch bump may be lost with it), and in tests."""
     with _kept_lock:
         _kept.clear()
+
+
+counters.on_redis_failure(forget_kept_keys)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -106,8 +115,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if kept is not None:
             key = _fresh_key(kept.key)
             epoch = self._count(request, key, digest)
-            if epoch is None or epoch != kept.epoch:
-                # Changed since it was kept, or unverifiable: PostgreSQL decides (the request is counted already).
+            stale = time.monotonic() - kept.read_at >= settings.API_KEY_CACHE_SECONDS
+            if epoch is None or epoch != kept.epoch or stale:
+                # Changed since it was kept, unverifiable, or kept too long to trust the epoch alone: PostgreSQL
+                # decides (the request is counted already; its epoch was read before the row, as below).
                 key = self._read(digest, epoch)
         else:
             # The epoch is read BEFORE the row: a change committed after this read moves the epoch past it, so
