@@ -235,6 +235,14 @@ CALL_ID_FIELDS = {
     "contact.created": "first_call_id",
 }
 
+# Credentials an event carries for its receivers alone: (data field holding a URL, the URL's query parameter). The
+# event log (`GET /v1/events`, the Events page) shows them redacted (webhooks.feed), so a read-only key or a member
+# never learns one: a dispatch's status token can move the dispatch (meetings/README.md#progress).
+RECEIVER_ONLY = {
+    "meeting.outcome_approved": (("status_url", "token"),),
+}
+REDACTED = "redacted"
+
 
 def envelope_schema(event_type: str) -> dict:
     """The complete schema of one event type's envelope, exactly as delivered."""

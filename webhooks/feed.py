@@ -5,6 +5,7 @@ while a row still exists, so what a client sees never depends on when the daily 
 """
 
 import json
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -12,6 +13,7 @@ from django.utils import timezone
 from orgs.tenancy import get_for_org
 from voiceagent.timefmt import iso_ms
 
+from .catalog import RECEIVER_ONLY, REDACTED
 from .models import Delivery, Event
 from .retention import RETENTION
 
@@ -57,8 +59,20 @@ def call_trace(*, org, call_id) -> list[Event]:
 
 
 def envelope(event: Event) -> dict:
-    """The envelope exactly as delivered, parsed from the stored bytes."""
-    return json.loads(event.payload)
+    """The envelope as delivered, parsed from the stored bytes, with the credentials meant for its receivers alone
+    redacted (catalog.RECEIVER_ONLY). Every read of the event log (API and dashboard) goes through here."""
+    body = json.loads(event.payload)
+    for field, parameter in RECEIVER_ONLY.get(event.type, ()):
+        data = body.get("data")
+        if isinstance(data, dict) and isinstance(data.get(field), str):
+            data[field] = _redact_parameter(data[field], parameter)
+    return body
+
+
+def _redact_parameter(url: str, parameter: str) -> str:
+    parts = urlsplit(url)
+    query = [(name, REDACTED if name == parameter else value) for name, value in parse_qsl(parts.query, True)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def delivery_summary(delivery: Delivery) -> dict:

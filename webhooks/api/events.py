@@ -19,7 +19,8 @@ class EventListView(OrgAPIView):
     @extend_schema(
         tags=TAGS,
         summary="List events",
-        description="The organization's events of the last 30 days, newest first, each exactly as delivered. "
+        description="The organization's events of the last 30 days, newest first, each exactly as delivered (a "
+        "credential for the receivers alone, a meeting dispatch's status token, reads `redacted`). "
         "`since`/`until` bound `created_at`, both inclusive.",
         operation_id="events_list",
         parameters=[EventFeedParams],

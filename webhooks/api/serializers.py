@@ -123,7 +123,7 @@ class EventFeedParams(ListParams):
 
 
 class EventSerializer(serializers.Serializer):
-    """The envelope exactly as delivered (parsed from the stored bytes)."""
+    """The envelope exactly as delivered (parsed from the stored bytes; a receiver's credential redacted)."""
 
     id = serializers.CharField(help_text="`evt_` + 32 hex digits: the `webhook-id` of every delivery of it.")
     type = serializers.ChoiceField(choices=EVENT_TYPES)
