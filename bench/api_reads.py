@@ -68,8 +68,9 @@ def _seed():
 
     from calls.models import Call
     from contacts.models import Contact
+    from knowledge.services import fact_create
     from orgs.models import Organization
-    from orgs.services import api_key_create, fact_create, organization_create
+    from orgs.services import api_key_create, organization_create
 
     org = Organization.objects.filter(name=BENCH_ORG).first()
     if org is None:
@@ -119,7 +120,7 @@ def _seed():
 
 
 def org_fact(org):
-    from orgs.models import Fact
+    from knowledge.models import Fact
 
     return Fact.objects.for_org(org).filter(label="Bench hours").first()
 

@@ -5,9 +5,12 @@ class CallsConfig(AppConfig):
     name = "calls"
 
     def ready(self):
-        from webhooks.catalog import register_example  # noqa: PLC0415 - apps are loaded only now
+        from knowledge.services import calendar_delete_guard  # noqa: PLC0415 - apps are loaded only now
+        from webhooks.catalog import register_example  # noqa: PLC0415
 
         from .examples import BUILDERS  # noqa: PLC0415
+        from .services.bookings import refuse_calendar_delete_with_upcoming  # noqa: PLC0415
 
         for event_type, builder in BUILDERS.items():
             register_example(event_type, builder)
+        calendar_delete_guard(refuse_calendar_delete_with_upcoming)

@@ -1,4 +1,5 @@
-"""A calendar's weekly hours, checked and turned into bookable slots. Pure functions: no database.
+"""A calendar's weekly hours (checked by knowledge.weekly_hours) turned into bookable slots. Pure functions: no
+database.
 
 Weekly hours are local wall-clock times in the calendar's IANA time zone (`{"day": "mon", "start": "09:00",
 "end": "17:00"}`), so a window at 09:00 stays at 09:00 local across a daylight-saving change and its UTC instant
@@ -6,14 +7,11 @@ moves. Slots are real durations stepped from the window's start: a window that a
 shortens holds one slot more or fewer.
 """
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_HHMM = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$|^24:00$")
-MAX_WINDOWS = 7 * 8
+from knowledge.weekly_hours import DAYS
 
 
 @dataclass(frozen=True)
@@ -21,41 +19,6 @@ class Window:
     day: int  # 0 = Monday
     start: time
     end: time | None  # None: midnight at the end of the day
-
-
-def _minutes(value: str) -> int:
-    hours, minutes = value.split(":")
-    return int(hours) * 60 + int(minutes)
-
-
-def weekly_hours_problems(weekly_hours) -> list[str]:
-    """Why `weekly_hours` is not a valid list of windows (empty when it is)."""
-    if not isinstance(weekly_hours, list):
-        return ["Expected a list of {day, start, end}."]
-    if len(weekly_hours) > MAX_WINDOWS:
-        return [f"Ensure this field has no more than {MAX_WINDOWS} elements."]
-    problems, by_day = [], {}
-    for position, window in enumerate(weekly_hours):
-        if not isinstance(window, dict) or set(window) != {"day", "start", "end"}:
-            problems.append(f"Item {position}: expected exactly the keys day, start, end.")
-            continue
-        day, start, end = window["day"], window["start"], window["end"]
-        if day not in DAYS:
-            problems.append(f"Item {position}: day must be one of {', '.join(DAYS)}.")
-            continue
-        if not all(isinstance(v, str) and _HHMM.match(v) for v in (start, end)) or start == "24:00":
-            problems.append(f"Item {position}: start and end must be HH:MM (end may be 24:00).")
-            continue
-        if _minutes(start) >= _minutes(end):
-            problems.append(f"Item {position}: start must be before end.")
-            continue
-        by_day.setdefault(day, []).append((_minutes(start), _minutes(end), position))
-    for day, spans in by_day.items():
-        spans.sort()
-        for (_, previous_end, first), (start, _, second) in zip(spans, spans[1:], strict=False):
-            if start < previous_end:
-                problems.append(f"Items {first} and {second} overlap on {day}.")
-    return problems
 
 
 def windows(weekly_hours: list[dict]) -> list[Window]:

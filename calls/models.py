@@ -11,6 +11,7 @@ from django.contrib.postgres.fields import DateTimeRangeField, RangeBoundary, Ra
 from django.db import models
 from django.db.models import F, Q
 
+from knowledge.models import Calendar, EscalationRule, Location, TeamMember
 from orgs.tenancy import OrgOwnedModel
 
 
@@ -54,7 +55,7 @@ class Call(OrgOwnedModel):
 
     runtime_call_id = models.CharField(max_length=128)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.IN_PROGRESS)
-    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -220,7 +221,7 @@ class CallbackRequest(OrgOwnedModel):
     custom_window = models.CharField(max_length=200, null=True, blank=True)
     reason = models.TextField()
     requested_team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        TeamMember, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # The team's follow-up, from the dashboard's inbox or the API (services.inbox).
     handled_at = models.DateTimeField(null=True, blank=True)
@@ -237,7 +238,7 @@ class Message(OrgOwnedModel):
 
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="messages")
     for_team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        TeamMember, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     for_team_member_name = models.CharField(max_length=200, null=True, blank=True)
     message = models.TextField()
@@ -251,29 +252,6 @@ class Message(OrgOwnedModel):
     # Or the API key a client marked it handled with (PATCH /v1/...): one of the two, or neither.
     handled_by_key = models.ForeignKey("orgs.ApiKey", on_delete=models.SET_NULL, null=True, blank=True,
                                        related_name="+")
-
-
-class EscalationRule(OrgOwnedModel):
-    """When to hand the caller to a human, and to whom. Served to the runtime with the knowledge."""
-
-    class DestinationType(models.TextChoices):
-        TEAM_MEMBER = "team_member", "Team member"
-        PHONE = "phone", "Phone"
-
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True, default="")
-    keywords = models.JSONField(default=list, blank=True)
-    destination_type = models.CharField(max_length=16, choices=DestinationType.choices)
-    # PROTECT: a team member who is a rule's destination cannot be deleted (409 naming the rules, orgs.services).
-    destination_team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.PROTECT, null=True, blank=True, related_name="escalation_rules"
-    )
-    destination_phone = models.CharField(max_length=32, null=True, blank=True)
-    location = models.ForeignKey("orgs.Location", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
-    enabled = models.BooleanField(default=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_escalation_rule_name")]
 
 
 class Escalation(OrgOwnedModel):
@@ -290,7 +268,7 @@ class Escalation(OrgOwnedModel):
     rule_name = models.CharField(max_length=200)
     destination_type = models.CharField(max_length=16, choices=EscalationRule.DestinationType.choices)
     destination_team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        TeamMember, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     destination_phone = models.CharField(max_length=32, null=True, blank=True)
     triggered_by = models.CharField(max_length=32, choices=TriggeredBy.choices)
@@ -303,20 +281,6 @@ class Escalation(OrgOwnedModel):
     # Or the API key a client marked it handled with (PATCH /v1/...): one of the two, or neither.
     handled_by_key = models.ForeignKey("orgs.ApiKey", on_delete=models.SET_NULL, null=True, blank=True,
                                        related_name="+")
-
-
-class Calendar(OrgOwnedModel):
-    """A bookable calendar (per location, optionally). Served to the runtime with the knowledge."""
-
-    name = models.CharField(max_length=200)
-    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    timezone = models.CharField(max_length=64, default="UTC")
-    slot_minutes = models.PositiveIntegerField(default=30)
-    # [{"day": "mon".."sun", "start": "HH:MM", "end": "HH:MM"}], local times in `timezone` (calls/availability.py).
-    weekly_hours = models.JSONField(default=list, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]
 
 
 class TsTzRange(models.Func):
@@ -334,7 +298,7 @@ class Booking(OrgOwnedModel):
     # A deleted calendar (one without future confirmed bookings) leaves its past bookings, calendar null.
     calendar = models.ForeignKey(Calendar, on_delete=models.SET_NULL, null=True, blank=True, related_name="bookings")
     call = models.ForeignKey(Call, on_delete=models.SET_NULL, null=True, blank=True, related_name="bookings")
-    location = models.ForeignKey("orgs.Location", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     contact = models.ForeignKey("contacts.Contact", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     start_at = models.DateTimeField()
     end_at = models.DateTimeField()
@@ -360,13 +324,11 @@ class Booking(OrgOwnedModel):
 
 __all__ = [
     "Booking",
-    "Calendar",
     "Call",
     "CallbackRequest",
     "CancelSource",
     "Classification",
     "Escalation",
-    "EscalationRule",
     "Message",
     "Order",
     "OrderCounter",

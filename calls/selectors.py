@@ -1,4 +1,4 @@
-"""Org-scoped reads of calls, and what the agent runtime reads (its knowledge)."""
+"""Org-scoped reads of calls and bookings."""
 
 from datetime import timedelta
 
@@ -8,13 +8,12 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from orgs.models import Organization
-from orgs.selectors import knowledge_etag, knowledge_for_org
 from orgs.tenancy import get_for_org
 from voiceagent.errors import NotFound
 
 from . import search
 from .errors import CallNotFound
-from .models import Calendar, Call, CallbackRequest, Escalation, EscalationRule, Message, Order, OrderStatus
+from .models import Call, CallbackRequest, Escalation, Message, Order, OrderStatus
 
 
 def call_list(*, org: Organization, **filters):
@@ -85,37 +84,6 @@ def call_recording(call: Call):
         return call.recording
     except Call.recording.RelatedObjectDoesNotExist:
         return None
-
-
-def runtime_knowledge_etag(*, org: Organization) -> str:
-    """The current ETag alone (one small query), so an unchanged knowledge base answers 304 without loading it."""
-    return knowledge_etag(org)
-
-
-def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
-    """What the runtime answers from: orgs' knowledge (facts, locations, team members) plus escalation rules,
-    calendars and the org settings that steer a call. Read fresh on every request; the ETag is
-    orgs.selectors.knowledge_etag: the knowledge version (bumped by every write to any of these) and the org's
-    own `updated_at` (its settings)."""
-    etag, data = knowledge_for_org(org)
-    rules = [
-        {"id": str(r.id), "name": r.name, "description": r.description, "keywords": r.keywords,
-         "destination_type": r.destination_type,
-         "destination_team_member_id": str(r.destination_team_member_id) if r.destination_team_member_id else None,
-         "destination_phone": r.destination_phone,
-         "location_id": str(r.location_id) if r.location_id else None}
-        for r in EscalationRule.objects.for_org(org).filter(enabled=True).order_by("name", "id")
-    ]
-    calendars = [
-        {"id": str(c.id), "name": c.name, "timezone": c.timezone, "slot_minutes": c.slot_minutes,
-         "location_id": str(c.location_id) if c.location_id else None, "weekly_hours": c.weekly_hours}
-        for c in Calendar.objects.for_org(org).order_by("name", "id")
-    ]
-    organization = {
-        "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,
-        "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,
-    }
-    return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars}
 
 
 def runtime_call(*, org: Organization, runtime_call_id: str) -> Call:

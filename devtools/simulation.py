@@ -23,10 +23,9 @@ import requests
 from django.conf import settings
 from django.test import Client
 
-from calls.availability import DAYS
-from calls.models import Calendar, EscalationRule
-from calls.services.configuration import calendar_create, escalation_rule_create
-from orgs.models import Location, TeamMember
+from knowledge.models import Calendar, EscalationRule, Location, TeamMember
+from knowledge.services import calendar_create, escalation_rule_create
+from knowledge.weekly_hours import DAYS
 
 SCENARIOS = [
     "order", "message", "callback", "escalation", "booking", "info", "robocall", "wrong_number",

@@ -37,7 +37,7 @@ class NotificationRecipient(OrgOwnedModel):
     """
 
     team_member = models.ForeignKey(
-        "orgs.TeamMember", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+        "knowledge.TeamMember", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     email = models.EmailField(max_length=254, null=True, blank=True)
     callback_requests = models.BooleanField(default=False)

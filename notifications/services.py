@@ -20,7 +20,8 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from orgs.models import Organization, TeamMember
+from knowledge.models import TeamMember
+from orgs.models import Organization
 from orgs.services import require_admin
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed

@@ -18,7 +18,7 @@ class Organization(models.Model):
     call_recording_enabled = models.BooleanField(default=True)
     meetings_enabled = models.BooleanField(default=False)
     # Bumped (with F(), in the same transaction) by every write to facts, locations and team members, so the
-    # agent runtime's knowledge ETag changes on the very next read. See orgs.selectors.knowledge_for_org.
+    # agent runtime's knowledge ETag changes on the very next read. See knowledge.selectors.
     knowledge_version = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -81,74 +81,6 @@ class ApiKey(OrgOwnedModel):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-
-
-class Location(OrgOwnedModel):
-    """A place the organization answers calls for. Managed in the dashboard; read through /v1/locations.
-
-    `name` is unique per org (a constraint, not a check); `timezone` is an IANA name checked with zoneinfo and
-    `phone_number` is E.164, both by the services.
-    """
-
-    name = models.CharField(max_length=200)
-    address = models.CharField(max_length=5000)
-    timezone = models.CharField(max_length=64)
-    phone_number = models.CharField(max_length=32)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_location_name_per_org")]
-        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="location_org_created_idx")]
-
-    def __str__(self):
-        return self.name
-
-
-class Fact(OrgOwnedModel):
-    """One entry of the knowledge base the agent answers from; optionally specific to one location.
-
-    `label` is unique per org. Every write goes through orgs.services, which bumps the org's knowledge version.
-    """
-
-    label = models.CharField(max_length=200)
-    content = models.TextField()  # <= 10,000 characters, enforced by the services and the API
-    location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="facts")
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["organization", "label"], name="uniq_fact_label_per_org")]
-        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="fact_org_created_idx")]
-
-    def __str__(self):
-        return self.label
-
-
-class TeamMember(OrgOwnedModel):
-    """A person calls can be routed to, or messages taken for.
-
-    One linked to a dashboard login (`user`) is a platform user: the API may read it but not change it.
-    """
-
-    name = models.CharField(max_length=200)
-    email = models.EmailField(max_length=254, null=True, blank=True)
-    phone_number = models.CharField(max_length=32, null=True, blank=True)
-    role = models.CharField(max_length=200, null=True, blank=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["organization", "user"], condition=models.Q(user__isnull=False), name="uniq_team_member_user"
-            )
-        ]
-        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="team_member_org_created_idx")]
-
-    def __str__(self):
-        return self.name
-
-    @property
-    def is_platform_user(self) -> bool:
-        return self.user_id is not None
 
 
 class Invitation(OrgOwnedModel):

@@ -1,13 +1,11 @@
-"""Org-scoped reads of organizations, memberships, keys and the knowledge base."""
+"""Org-scoped reads of organizations, memberships and keys."""
 
 import functools
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from voiceagent.timefmt import iso_ms
-
-from .models import ApiKey, Fact, Location, Membership, Organization, TeamMember
+from .models import ApiKey, Membership, Organization
 
 
 def api_key_list(*, org):
@@ -28,74 +26,9 @@ def membership_for_user(*, user, org_id=None) -> Membership | None:
     return memberships.first()
 
 
-# --- The knowledge base ---------------------------------------------------------------------------------------
-
-
 def user_id_for_username(username: str) -> int | None:
     """The id of the user that logs in as `username` (exact, as ModelBackend looks it up), or None."""
     return get_user_model().objects.filter(username=username).values_list("pk", flat=True).first()
-
-
-def location_list(*, org):
-    """The org's locations, for cursor pagination (newest first). One query per page."""
-    return Location.objects.for_org(org)
-
-
-def fact_list(*, org):
-    return Fact.objects.for_org(org)
-
-
-def team_member_list(*, org):
-    return TeamMember.objects.for_org(org)
-
-
-def knowledge_version(org) -> int:
-    """The org's `knowledge_version`, read fresh (one query): every write the runtime reads bumps it in its own
-    transaction (orgs.services.knowledge_version_bump: facts, locations, team members; escalation rules and
-    calendars in calls/)."""
-    return Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
-
-
-def knowledge_etag(org, version: int | None = None) -> str:
-    """The one ETag of the agent runtime's knowledge: `"knowledge-<version>.<org updated_at in ms>"`.
-
-    The version covers the knowledge rows; the org's own `updated_at` covers its settings, which the runtime's
-    knowledge also carries. `updated_at` is taken from `org` as loaded, i.e. the settings the caller serves.
-    Without `version` it is read fresh (one query), so an unchanged knowledge base answers 304 without loading it.
-    """
-    if version is None:
-        version = knowledge_version(org)
-    return f'"knowledge-{version}.{int(org.updated_at.timestamp() * 1000)}"'
-
-
-def knowledge_for_org(org) -> tuple[str, dict]:
-    """What the agent runtime answers from: (etag, {"version", "facts", "locations", "team_members"}).
-
-    The ETag is `knowledge_etag`. The version is read BEFORE the rows: under READ COMMITTED the rows are then at
-    least that new, so an ETag never labels older data (at worst newer data carries the older tag, and the next
-    read fetches again). Items have the public /v1 shapes. calls.selectors.runtime_knowledge adds escalation
-    rules, calendars and the org's settings under the same ETag.
-    """
-    version = knowledge_version(org)
-    facts = [
-        {"id": str(f.id), "label": f.label, "content": f.content,
-         "location_id": str(f.location_id) if f.location_id else None,
-         "created_at": iso_ms(f.created_at), "updated_at": iso_ms(f.updated_at)}
-        for f in Fact.objects.for_org(org).order_by("label", "id")
-    ]
-    locations = [
-        {"id": str(loc.id), "name": loc.name, "address": loc.address, "timezone": loc.timezone,
-         "phone_number": loc.phone_number, "created_at": iso_ms(loc.created_at), "updated_at": iso_ms(loc.updated_at)}
-        for loc in Location.objects.for_org(org).order_by("name", "id")
-    ]
-    team_members = [
-        {"id": str(m.id), "name": m.name, "email": m.email, "phone_number": m.phone_number, "role": m.role,
-         "is_platform_user": m.is_platform_user,
-         "created_at": iso_ms(m.created_at), "updated_at": iso_ms(m.updated_at)}
-        for m in TeamMember.objects.for_org(org).order_by("name", "id")
-    ]
-    data = {"version": version, "facts": facts, "locations": locations, "team_members": team_members}
-    return knowledge_etag(org, version), data
 
 
 def active_api_key_for_digest(digest: str):

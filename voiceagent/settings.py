@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "voiceagent",
     "orgs",
+    "knowledge",
     "contacts",
     "calls",
     "webhooks",
@@ -224,7 +225,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",
         "voiceagent.api.docs.add_request_rules",
-        "calls.api.escalation_rules.add_rule_conditions",
+        "knowledge.api.escalation_rules.add_rule_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",
@@ -235,7 +236,7 @@ SPECTACULAR_SETTINGS = {
         "CallStatusEnum": "calls.models.Call.Status",
         "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
         "EventTypeEnum": "webhooks.models.EVENT_TYPES",
-        "DestinationTypeEnum": "calls.models.EscalationRule.DestinationType",
+        "DestinationTypeEnum": "knowledge.models.EscalationRule.DestinationType",
     },
 }
 

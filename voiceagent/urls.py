@@ -13,6 +13,7 @@ from .metrics import metrics_view
 
 v1 = [
     path("", include("orgs.api.urls")),
+    path("", include("knowledge.api.urls")),
     path("", include("contacts.api.urls")),
     path("", include("calls.api.urls")),
     path("", include("webhooks.api.urls")),

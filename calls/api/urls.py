@@ -1,7 +1,6 @@
 from django.urls import path
 
-from .calendars import BookingCancelView, BookingDetailView, BookingListView, CalendarDetailView, CalendarListView
-from .escalation_rules import EscalationRuleDetailView, EscalationRuleListView
+from .bookings import BookingCancelView, BookingDetailView, BookingListView
 from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
 from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
@@ -13,13 +12,9 @@ urlpatterns = [
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
     path("orders", OrderListView.as_view(), name="orders"),
-    path("calendars", CalendarListView.as_view(), name="calendars"),
-    path("calendars/<str:id>", CalendarDetailView.as_view(), name="calendar"),
     path("bookings", BookingListView.as_view(), name="bookings"),
     path("bookings/<str:id>", BookingDetailView.as_view(), name="booking"),
     path("bookings/<str:id>/cancel", BookingCancelView.as_view(), name="booking-cancel"),
-    path("escalation-rules", EscalationRuleListView.as_view(), name="escalation-rules"),
-    path("escalation-rules/<str:id>", EscalationRuleDetailView.as_view(), name="escalation-rule"),
     path("orders/<str:call_id>", OrderDetailView.as_view(), name="order"),
     *(
         route

@@ -11,12 +11,14 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from calls import availability, payloads, selectors
-from calls.models import Calendar, Call, Recording
+from calls.models import Call, Recording
 from calls.services.bookings import busy_spans
 from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
+from knowledge import selectors as knowledge_selectors
+from knowledge.models import Calendar
 from orgs.tenancy import get_for_org
 from voiceagent.errors import ValidationFailed
 from voiceagent.runtime.views import RuntimeAPIView
@@ -54,10 +56,10 @@ class KnowledgeView(RuntimeAPIView):
     `If-None-Match` with the current ETag answers 304 without loading the rows."""
 
     def get(self, request, org_id):
-        etag = selectors.runtime_knowledge_etag(org=self.org)
+        etag = knowledge_selectors.runtime_knowledge_etag(org=self.org)
         if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
             return Response(status=304, headers={"ETag": etag, "Cache-Control": "no-cache"})
-        etag, data = selectors.runtime_knowledge(org=self.org)
+        etag, data = knowledge_selectors.runtime_knowledge(org=self.org)
         return Response({"data": data}, headers={"ETag": etag, "Cache-Control": "no-cache"})
 
 

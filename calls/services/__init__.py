@@ -5,9 +5,11 @@ explicitly by the service that made the change.
 - `tool_events`: mid-call tool events and what they do at once (callbacks, escalations, bookings, cancellations).
 - `orders`: placing an order and moving it through its statuses.
 - `recordings`: storing a call's recording.
-- `configuration`: what configures the runtime (escalation rules, calendars).
 - `inbox`: the team marking callbacks, messages and escalations handled.
 - `lookups`: the rows the services above share (the locked call, org-owned ids from a body, phone numbers).
+
+What configures the runtime (locations, facts, team members, escalation rules, calendars) is written by
+knowledge.services.
 
 The agent runtime (calls/runtime), the public API (calls/api) and the dashboard all come through here, importing
 from the module that holds the service. Idempotency under retries is the database's job: the runtime's call id

@@ -1,15 +1,18 @@
 """Bookings: what a calendar can take (its weekly hours, and no overlap with a confirmed booking, which the
-database's exclusion constraint enforces under any concurrency), and cancelling one."""
+database's exclusion constraint enforces under any concurrency), cancelling one, and keeping a calendar with upcoming
+bookings from being deleted."""
 
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from voiceagent.errors import NotFound
+from knowledge.models import Calendar
+from voiceagent.errors import Conflict, NotFound
 
 from .. import availability
 from ..errors import SlotUnavailable
-from ..models import Booking, Calendar
+from ..models import Booking
 
 OVERLAP_CONSTRAINT = "booking_no_overlap"
 
@@ -52,3 +55,11 @@ def booking_cancel(*, booking: Booking) -> tuple[Booking, bool]:
     locked.status = Booking.Status.CANCELED
     locked.save(update_fields=["status", "updated_at"])
     return locked, True
+
+
+def refuse_calendar_delete_with_upcoming(calendar: Calendar) -> None:
+    """Conflict (`details.field` = `bookings`) while the calendar has upcoming confirmed bookings. Registered with
+    knowledge.services.calendar_delete_guard; runs with the calendar's row locked, so no booking slips in meanwhile
+    (booking_insert locks the same row)."""
+    if calendar.bookings.filter(status=Booking.Status.CONFIRMED, end_at__gt=timezone.now()).exists():
+        raise Conflict("bookings", "This calendar has upcoming confirmed bookings: cancel them first.")

@@ -10,9 +10,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.generic import TemplateView
 
-from calls.models import Booking, Calendar
+from calls.models import Booking
 from calls.services.bookings import booking_cancel
-from orgs import selectors as org_selectors
+from knowledge import selectors as org_selectors
+from knowledge.models import Calendar
 from orgs.tenancy import get_for_org
 
 from ..forms import DayRangeForm

@@ -9,9 +9,10 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from calls.models import Booking, Calendar
-from calls.services import configuration
-from orgs import selectors as org_selectors
+from calls.models import Booking
+from knowledge import selectors as org_selectors
+from knowledge import services as configuration
+from knowledge.models import Calendar
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 

@@ -18,7 +18,7 @@ from calls import recordings, selectors
 from calls.evidence import evidence_marks
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
-from orgs.models import Location
+from knowledge.models import Location
 from voiceagent.errors import InvalidTransition
 
 from ..forms import DashboardForm, DayRangeForm

@@ -8,9 +8,9 @@ from django.shortcuts import redirect
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
-from calls.models import EscalationRule
-from calls.services import configuration
-from orgs import selectors as org_selectors
+from knowledge import selectors as org_selectors
+from knowledge import services as configuration
+from knowledge.models import EscalationRule
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 

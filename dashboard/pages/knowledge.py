@@ -12,8 +12,8 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
 from calls.selectors import calls_with_unanswered_questions, fact_use_counts
-from orgs import selectors, services
-from orgs.models import Fact
+from knowledge import selectors, services
+from knowledge.models import Fact
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 

@@ -13,8 +13,8 @@ from django.db.models import Count
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from orgs import selectors, services
-from orgs.models import Location
+from knowledge import selectors, services
+from knowledge.models import Location
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, ValidationFailed
 

@@ -10,9 +10,9 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
+from knowledge.models import TeamMember
 from notifications import selectors, services
 from notifications.models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
-from orgs.models import TeamMember
 from orgs.tenancy import get_for_org
 
 from ..forms import DashboardForm

@@ -12,8 +12,8 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from orgs import selectors, services
-from orgs.models import TeamMember
+from knowledge import selectors, services
+from knowledge.models import TeamMember
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, Forbidden, ValidationFailed
 

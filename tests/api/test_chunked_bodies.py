@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orgs.models import Fact
-from orgs.services import fact_create
+from knowledge.models import Fact
+from knowledge.services import fact_create
 from tests.support.celery_worker import test_database_url as database_url_for_subprocess
 
 ROOT = Path(__file__).resolve().parents[2]

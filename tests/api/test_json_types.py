@@ -6,7 +6,7 @@ import pytest
 
 from calls.models import Call, CallbackRequest
 from contacts.models import Contact
-from orgs.models import Fact, TeamMember
+from knowledge.models import Fact, TeamMember
 from tests.calls.conftest import Runtime, completion
 from tests.meetings.conftest import ingest_body, post_meeting, runtime_client
 from webhooks.models import Subscription

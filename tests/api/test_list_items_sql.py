@@ -11,8 +11,8 @@ from calls.payloads import call_data
 from calls.selectors import call_list
 from contacts.api.serializers import ContactSerializer
 from contacts.models import Contact
-from orgs.api.serializers import FactSerializer, LocationSerializer, TeamMemberSerializer
-from orgs.models import Fact, Location, TeamMember
+from knowledge.api.serializers import FactSerializer, LocationSerializer, TeamMemberSerializer
+from knowledge.models import Fact, Location, TeamMember
 from tests.calls.conftest import Runtime
 
 # Microseconds that a rounding formatter would carry into the next millisecond (or second): the API truncates.

@@ -7,8 +7,7 @@ from django.urls import get_resolver
 from rest_framework.test import APIClient
 
 from calls.models import Booking, CallbackRequest, Escalation, Message
-from calls.services.configuration import calendar_create, escalation_rule_create
-from orgs.services import fact_create, location_create, team_member_create
+from knowledge.services import calendar_create, escalation_rule_create, fact_create, location_create, team_member_create
 from tests.calls.conftest import Runtime
 from webhooks.services import emit, subscription_create
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from calls.models import Call
 from devtools.simulation import RuntimeClient, Simulator
-from orgs.models import Fact
-from orgs.selectors import knowledge_version
-from orgs.services import fact_create, fact_delete, fact_update
+from knowledge.models import Fact
+from knowledge.selectors import knowledge_version
+from knowledge.services import fact_create, fact_delete, fact_update
 
 from .conftest import Runtime, iso
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from calls.models import Booking, Calendar
-from calls.services.configuration import calendar_create
-from orgs.models import Location
+from calls.models import Booking
+from knowledge.models import Calendar, Location
+from knowledge.services import calendar_create
 from webhooks.models import Event
 
 from .conftest import Runtime, iso

@@ -13,7 +13,7 @@ from calls.models import Call, Order
 from calls.recordings import sign_recording_token
 from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import order_cancel_by_caller, order_set_status
-from orgs.services import location_create
+from knowledge.services import location_create
 from tests.calls.conftest import T0, Runtime, assert_valid_event, events
 from webhooks.models import Event
 

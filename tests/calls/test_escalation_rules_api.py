@@ -8,11 +8,15 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from calls.api.escalation_rules import EscalationRuleSerializer
-from calls.models import Escalation, EscalationRule
-from calls.services.configuration import escalation_rule_create, escalation_rule_update
-from orgs.models import Location, TeamMember
-from orgs.services import knowledge_version_bump, team_member_delete
+from calls.models import Escalation
+from knowledge.api.escalation_rules import EscalationRuleSerializer
+from knowledge.models import EscalationRule, Location, TeamMember
+from knowledge.services import (
+    escalation_rule_create,
+    escalation_rule_update,
+    knowledge_version_bump,
+    team_member_delete,
+)
 from voiceagent.errors import Conflict, NotFound
 
 from .conftest import Runtime

@@ -10,8 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from calls.models import CallbackRequest, Escalation, Message
-from calls.services.configuration import escalation_rule_create
-from orgs.services import location_create, team_member_create
+from knowledge.services import escalation_rule_create, location_create, team_member_create
 from voiceagent.timefmt import iso_ms
 
 from .conftest import events

@@ -4,8 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording, ToolEvent
-from calls.services.configuration import calendar_create, escalation_rule_create
-from orgs.services import fact_create, team_member_create
+from knowledge.services import calendar_create, escalation_rule_create, fact_create, team_member_create
 from tests.calls.conftest import T0, Runtime, completion, event_types, events, iso
 from webhooks.models import Event
 
@@ -99,7 +98,7 @@ def test_call_start_normalizes_the_number_and_refuses_garbage(runtime):
 
 
 def test_call_start_with_another_orgs_location_is_404_and_writes_nothing(runtime, other_org):
-    from orgs.services import location_create
+    from knowledge.services import location_create
 
     theirs = location_create(org=other_org, name="Theirs", address="1 Main St", timezone="UTC",
                              phone_number="+14155550100")
@@ -306,7 +305,7 @@ def test_knowledge_is_served_fresh_with_an_etag_and_304(runtime, org):
     assert set(body) >= {"facts", "locations", "team_members", "escalation_rules", "calendars", "organization"}
     unchanged = runtime.knowledge(etag)
     assert unchanged.status_code == 304 and unchanged["ETag"] == etag
-    from orgs.services import fact_update
+    from knowledge.services import fact_update
 
     fact_update(fact=fact, content="Noon to midnight")
     changed = runtime.knowledge(etag)

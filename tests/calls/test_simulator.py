@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from calls.models import Call, Order
 from devtools.simulation import SCENARIOS
-from orgs.services import fact_create, location_create, team_member_create
+from knowledge.services import fact_create, location_create, team_member_create
 from tests.calls.conftest import assert_valid_event, events
 from webhooks.models import EVENT_TYPES
 

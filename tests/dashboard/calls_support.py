@@ -14,7 +14,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from calls.models import Call, CallbackRequest, Escalation, EscalationRule, Message, Order
+from calls.models import Call, CallbackRequest, Escalation, Message, Order
+from knowledge.models import EscalationRule
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def runtime(live_server, org, method, path, **kwargs):
 
 @pytest.fixture
 def world():
-    from orgs.services import team_member_create
+    from knowledge.services import team_member_create
     from tests.factories import MembershipFactory, OrganizationFactory
 
     org = OrganizationFactory(name="Trattoria Tre")

@@ -55,8 +55,8 @@ def world():
 
     from calls.models import Call
     from contacts.services import contact_create
+    from knowledge.services import fact_create, location_create, team_member_create
     from orgs.models import Organization
-    from orgs.services import fact_create, location_create, team_member_create
     from tests.factories import MembershipFactory, OrganizationFactory
     from webhooks.models import Delivery, DeliveryAttempt, Subscription
     from webhooks.services import emit, subscription_create

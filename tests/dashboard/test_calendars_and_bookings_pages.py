@@ -5,8 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from calls.models import Booking, Calendar
-from calls.services.configuration import calendar_create
+from calls.models import Booking
+from knowledge.models import Calendar
+from knowledge.services import calendar_create
 from tests.calls.conftest import Runtime, iso
 
 pytestmark = pytest.mark.django_db

@@ -3,9 +3,8 @@ on, and delete them, each change served by the runtime's very next knowledge rea
 
 import pytest
 
-from calls.models import EscalationRule
-from calls.services.configuration import escalation_rule_create
-from orgs.models import TeamMember
+from knowledge.models import EscalationRule, TeamMember
+from knowledge.services import escalation_rule_create
 from tests.calls.conftest import Runtime
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ import uuid
 import pytest
 from django.conf import settings
 
-from orgs.models import Fact, Organization
-from orgs.services import fact_create, location_create
+from knowledge.models import Fact
+from knowledge.services import fact_create, location_create
+from orgs.models import Organization
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,9 @@ import uuid
 
 import pytest
 
-from orgs.models import Fact, Location, Organization, TeamMember
-from orgs.services import fact_create, location_create, team_member_create
+from knowledge.models import Fact, Location, TeamMember
+from knowledge.services import fact_create, location_create, team_member_create
+from orgs.models import Organization
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from knowledge.services import team_member_create
 from notifications.models import EmailNotification
 from notifications.sender import send_notification
 from notifications.services import recipient_create
-from orgs.services import team_member_create
 from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export

@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 
+from knowledge.services import team_member_create
 from notifications.models import NotificationRecipient
 from notifications.services import recipient_create
-from orgs.services import team_member_create
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ from unittest import mock
 import pytest
 from django.core import mail
 
+from knowledge.services import team_member_create
 from notifications.models import NotificationRecipient
 from notifications.services import notify_webhook_disabled, recipient_create, recipient_delete, recipient_update
 from orgs.errors import NotAnAdmin
-from orgs.services import team_member_create
 from tests.notifications.conftest import send_pending
 from voiceagent.errors import Conflict, ValidationFailed
 from webhooks.services import subscription_create
@@ -120,7 +120,7 @@ def test_update_changes_kinds_and_target_and_delete_removes(org, admin, maria):
 
 
 def test_deleting_the_team_member_removes_the_recipient(org, admin, maria):
-    from orgs.services import team_member_delete
+    from knowledge.services import team_member_delete
 
     recipient_create(org=org, by=admin, team_member=maria, messages=True)
     team_member_delete(member=maria)

@@ -7,7 +7,7 @@ from django.core import mail
 from django.db import transaction
 
 from calls.models import CallbackRequest, Message
-from calls.services.configuration import escalation_rule_create
+from knowledge.services import escalation_rule_create
 from notifications.models import EmailNotification
 from notifications.sender import send_notification
 from notifications.services import recipient_create

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from orgs import services
+from knowledge import services
 from orgs.models import Membership, Organization
 from tests.factories import UserFactory
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from orgs import services
-from orgs.models import Fact, Location, TeamMember
+from knowledge import services
+from knowledge.models import Fact, Location, TeamMember
 from tests.orgs.conftest import knowledge_version
 
 NOT_FOUND = {"error": "not_found"}

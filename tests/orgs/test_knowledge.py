@@ -2,7 +2,7 @@
 
 import pytest
 
-from orgs import selectors, services
+from knowledge import selectors, services
 from orgs.models import Organization
 from tests.orgs.conftest import knowledge_version
 from voiceagent.errors import Conflict, Forbidden

@@ -5,9 +5,9 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from calls import selectors as call_selectors
 from contacts import services as contact_services
-from orgs import selectors, services
+from knowledge import selectors, services
+from knowledge import selectors as call_selectors
 from orgs.models import Organization
 from tests.orgs.conftest import knowledge_version
 from voiceagent.errors import Conflict, Forbidden, ValidationFailed

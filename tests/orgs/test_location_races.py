@@ -7,10 +7,15 @@ import threading
 import pytest
 from django.db import connection
 
-from calls.models import Calendar, EscalationRule
-from calls.services.configuration import calendar_create, escalation_rule_create
-from orgs.models import Fact, Location
-from orgs.services import fact_create, fact_update, location_create, location_delete
+from knowledge.models import Calendar, EscalationRule, Fact, Location
+from knowledge.services import (
+    calendar_create,
+    escalation_rule_create,
+    fact_create,
+    fact_update,
+    location_create,
+    location_delete,
+)
 from voiceagent.errors import NotFound
 
 pytestmark = pytest.mark.django_db(transaction=True)

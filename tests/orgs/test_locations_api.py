@@ -2,8 +2,8 @@
 
 import pytest
 
-from orgs import services
-from orgs.models import Fact, Location
+from knowledge import services
+from knowledge.models import Fact, Location
 from tests.orgs.conftest import knowledge_version
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.timefmt import iso_ms

@@ -2,7 +2,7 @@
 
 import pytest
 
-from orgs.models import TeamMember
+from knowledge.models import TeamMember
 from tests.orgs.conftest import TIMESTAMP, knowledge_version
 from voiceagent.timefmt import iso_ms
 

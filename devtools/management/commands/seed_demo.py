@@ -10,14 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from contacts.services import contact_create
+from knowledge.services import fact_create, location_create, team_member_create
 from orgs.models import Membership, Organization
-from orgs.services import (
-    fact_create,
-    location_create,
-    organization_create,
-    team_member_create,
-    user_get_or_create,
-)
+from orgs.services import organization_create, user_get_or_create
 
 DEMO_ORG = "Demo Pizzeria"
 DEMO_EMAIL = "admin@demo.example"

@@ -1,19 +1,19 @@
-"""/v1/calendars and /v1/bookings: the calendars the agent books into (weekly hours in their own time zone), and
-the bookings it made, which a client lists and cancels."""
+"""/v1/calendars: the calendars the agent books into (weekly hours in their own time zone). Every change bumps the
+knowledge version, so the runtime's next knowledge read serves it; the bookings made into them are calls/api."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from calls.availability import DAYS, MAX_WINDOWS
-from calls.models import Booking, Calendar
-from calls.services import bookings, configuration
+from knowledge import services
+from knowledge.models import Calendar
+from knowledge.weekly_hours import DAYS, MAX_WINDOWS
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
-CALENDAR_TAGS, BOOKING_TAGS = ["Calendars"], ["Bookings"]
+CALENDAR_TAGS = ["Calendars"]
 ID_PARAMETER = OpenApiParameter(
     "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The resource id. Another organization's id is 404."
 )
@@ -61,39 +61,12 @@ class CalendarInput(StrictInputSerializer):
     weekly_hours = WeeklyHoursField(required=False, default=list)
 
 
-class BookingSerializer(OutputModelSerializer):
-    """An appointment the agent booked on a call. `status`: confirmed or canceled."""
-
-    call_id = serializers.UUIDField(allow_null=True, read_only=True)
-    calendar_id = serializers.UUIDField(allow_null=True, read_only=True, help_text="null once the calendar is deleted.")
-    location_id = serializers.UUIDField(allow_null=True, read_only=True)
-    contact_id = serializers.UUIDField(allow_null=True, read_only=True)
-
-    class Meta:
-        model = Booking
-        fields = ["id", "call_id", "calendar_id", "location_id", "contact_id", "start_at", "end_at", "timezone",
-                  "contact_name", "contact_email", "contact_phone", "status", "created_at", "updated_at"]
-
-
-class CancelInput(StrictInputSerializer):
-    """No fields: a body, if any, is `{}`."""
-
-
-class BookingParams(ListParams):
-    calendar_id = serializers.UUIDField(required=False)
-    location_id = serializers.UUIDField(required=False)
-    contact_id = serializers.UUIDField(required=False)
-    status = serializers.ChoiceField(choices=Booking.Status.choices, required=False)
-    since = serializers.DateTimeField(required=False, help_text="start_at at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="start_at at or before (ISO 8601).")
-
-
 def _calendar_args(data: dict) -> dict:
     renamed = {"location_id": "location", "timezone": "timezone_name"}
     return {renamed.get(key, key): value for key, value in data.items()}
 
 
-CALENDAR_RESPONSE, BOOKING_RESPONSE = envelope(CalendarSerializer), envelope(BookingSerializer)
+CALENDAR_RESPONSE = envelope(CalendarSerializer)
 
 
 class CalendarListView(OrgAPIView):
@@ -111,7 +84,7 @@ class CalendarListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(CalendarInput)
-        calendar = configuration.calendar_create(org=self.org, **_calendar_args(data))
+        calendar = services.calendar_create(org=self.org, **_calendar_args(data))
         return data_response(CalendarSerializer(calendar).data, status=201)
 
 
@@ -129,7 +102,7 @@ class CalendarDetailView(OrgAPIView):
     def patch(self, request, id):  # noqa: A002
         calendar = self.get_object(id)
         data = self.validate_body(CalendarInput, partial=True)
-        calendar = configuration.calendar_update(calendar=calendar, **_calendar_args(data))
+        calendar = services.calendar_update(calendar=calendar, **_calendar_args(data))
         return data_response(CalendarSerializer(calendar).data)
 
     @extend_schema(
@@ -139,50 +112,5 @@ class CalendarDetailView(OrgAPIView):
         parameters=[ID_PARAMETER], responses={204: None, **error_responses(403, 404, 409)},
     )
     def delete(self, request, id):  # noqa: A002
-        configuration.calendar_delete(calendar=self.get_object(id))
+        services.calendar_delete(calendar=self.get_object(id))
         return Response(status=204)
-
-
-class BookingListView(OrgAPIView):
-    @extend_schema(
-        operation_id="bookings_list", summary="List bookings", tags=BOOKING_TAGS,
-        description="Latest start first; cursor-paginated; `since`/`until` filter on `start_at` (inclusive).",
-        parameters=[BookingParams], responses={200: list_envelope(BookingSerializer), **error_responses(400)},
-    )
-    def get(self, request):
-        params = self.validate_query(BookingParams)
-        rows = Booking.objects.for_org(self.org)
-        for field in ("calendar_id", "location_id", "contact_id", "status"):
-            if params.get(field) is not None:
-                rows = rows.filter(**{field: params[field]})
-        if params.get("since"):
-            rows = rows.filter(start_at__gte=params["since"])
-        if params.get("until"):
-            rows = rows.filter(start_at__lte=params["until"])
-        return item_list_response(rows, params, item=serializer_item(BookingSerializer), time_field="start_at",
-                                  scope="bookings")
-
-
-class BookingDetailView(OrgAPIView):
-    model = Booking
-
-    @extend_schema(operation_id="bookings_retrieve", summary="Get a booking", tags=BOOKING_TAGS,
-                   parameters=[ID_PARAMETER], responses={200: BOOKING_RESPONSE, **error_responses(404)})
-    def get(self, request, id):  # noqa: A002
-        return data_response(BookingSerializer(self.get_object(id)).data)
-
-
-class BookingCancelView(OrgAPIView):
-    model = Booking
-
-    @extend_schema(
-        operation_id="bookings_cancel", summary="Cancel a booking", tags=BOOKING_TAGS, request=None,
-        description="200 with the booking, now canceled; canceling a canceled booking is 200 and changes nothing. "
-        "The slot is free again for the agent.",
-        parameters=[ID_PARAMETER], responses={200: BOOKING_RESPONSE, **error_responses(403, 404)},
-    )
-    def post(self, request, id):  # noqa: A002
-        booking = self.get_object(id)
-        self.validate_body(CancelInput)
-        booking, _ = bookings.booking_cancel(booking=booking)
-        return data_response(BookingSerializer(booking).data)

@@ -6,8 +6,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from calls.models import EscalationRule
-from calls.services import configuration
+from knowledge import services
+from knowledge.models import EscalationRule
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
@@ -105,7 +105,7 @@ class EscalationRuleListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(EscalationRuleInput)
-        rule = configuration.escalation_rule_create(org=self.org, **_service_args(data))
+        rule = services.escalation_rule_create(org=self.org, **_service_args(data))
         return data_response(EscalationRuleSerializer(rule).data, status=201)
 
 
@@ -126,12 +126,12 @@ class EscalationRuleDetailView(OrgAPIView):
     def patch(self, request, id):  # noqa: A002
         rule = self.get_object(id)
         data = self.validate_body(EscalationRuleInput, partial=True)
-        rule = configuration.escalation_rule_update(rule=rule, **_service_args(data))
+        rule = services.escalation_rule_update(rule=rule, **_service_args(data))
         return data_response(EscalationRuleSerializer(rule).data)
 
     @extend_schema(operation_id="escalation_rules_destroy", summary="Delete an escalation rule", tags=TAGS,
                    description="Past escalations stay, with the rule's name (their `rule_id` becomes null).",
                    parameters=[ID_PARAMETER], responses={204: None, **error_responses(403, 404)})
     def delete(self, request, id):  # noqa: A002
-        configuration.escalation_rule_delete(rule=self.get_object(id))
+        services.escalation_rule_delete(rule=self.get_object(id))
         return Response(status=204)

@@ -1,0 +1,122 @@
+"""What the agent runtime reads under one `knowledge_version`: locations, facts, team members, escalation rules and
+calendars.
+
+Every write goes through knowledge.services, which bumps `Organization.knowledge_version` in the same transaction.
+The tables keep the names they had in the apps these models came from (orgs, calls): the move changed no row.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from orgs.tenancy import OrgOwnedModel
+
+
+class Location(OrgOwnedModel):
+    """A place the organization answers calls for. Managed in the dashboard; read through /v1/locations.
+
+    `name` is unique per org (a constraint, not a check); `timezone` is an IANA name checked with zoneinfo and
+    `phone_number` is E.164, both by the services.
+    """
+
+    name = models.CharField(max_length=200)
+    address = models.CharField(max_length=5000)
+    timezone = models.CharField(max_length=64)
+    phone_number = models.CharField(max_length=32)
+
+    class Meta:
+        db_table = "orgs_location"
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_location_name_per_org")]
+        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="location_org_created_idx")]
+
+    def __str__(self):
+        return self.name
+
+
+class Fact(OrgOwnedModel):
+    """One entry of the knowledge base the agent answers from; optionally specific to one location.
+
+    `label` is unique per org.
+    """
+
+    label = models.CharField(max_length=200)
+    content = models.TextField()  # <= 10,000 characters, enforced by the services and the API
+    location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="facts")
+
+    class Meta:
+        db_table = "orgs_fact"
+        constraints = [models.UniqueConstraint(fields=["organization", "label"], name="uniq_fact_label_per_org")]
+        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="fact_org_created_idx")]
+
+    def __str__(self):
+        return self.label
+
+
+class TeamMember(OrgOwnedModel):
+    """A person calls can be routed to, or messages taken for.
+
+    One linked to a dashboard login (`user`) is a platform user: the API may read it but not change it.
+    """
+
+    name = models.CharField(max_length=200)
+    email = models.EmailField(max_length=254, null=True, blank=True)
+    phone_number = models.CharField(max_length=32, null=True, blank=True)
+    role = models.CharField(max_length=200, null=True, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        db_table = "orgs_teammember"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "user"], condition=models.Q(user__isnull=False), name="uniq_team_member_user"
+            )
+        ]
+        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="team_member_org_created_idx")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def is_platform_user(self) -> bool:
+        return self.user_id is not None
+
+
+class EscalationRule(OrgOwnedModel):
+    """When to hand the caller to a human, and to whom. Served to the runtime with the knowledge."""
+
+    class DestinationType(models.TextChoices):
+        TEAM_MEMBER = "team_member", "Team member"
+        PHONE = "phone", "Phone"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    keywords = models.JSONField(default=list, blank=True)
+    destination_type = models.CharField(max_length=16, choices=DestinationType.choices)
+    # PROTECT: a team member who is a rule's destination cannot be deleted (409 naming the rules, services).
+    destination_team_member = models.ForeignKey(
+        TeamMember, on_delete=models.PROTECT, null=True, blank=True, related_name="escalation_rules"
+    )
+    destination_phone = models.CharField(max_length=32, null=True, blank=True)
+    location = models.ForeignKey(Location, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        db_table = "calls_escalationrule"
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_escalation_rule_name")]
+
+
+class Calendar(OrgOwnedModel):
+    """A bookable calendar (per location, optionally). Served to the runtime with the knowledge; its free slots
+    and bookings are the calls app's (calls.availability, calls.services.bookings)."""
+
+    name = models.CharField(max_length=200)
+    location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    timezone = models.CharField(max_length=64, default="UTC")
+    slot_minutes = models.PositiveIntegerField(default=30)
+    # [{"day": "mon".."sun", "start": "HH:MM", "end": "HH:MM"}], local times in `timezone` (knowledge.weekly_hours).
+    weekly_hours = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        db_table = "calls_calendar"
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]

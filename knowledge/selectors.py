@@ -1,0 +1,99 @@
+"""Org-scoped reads of what the agent knows, and the runtime's knowledge read under one version and ETag."""
+
+from orgs.models import Organization
+from voiceagent.timefmt import iso_ms
+
+from .models import Calendar, EscalationRule, Fact, Location, TeamMember
+
+
+def location_list(*, org):
+    """The org's locations, for cursor pagination (newest first). One query per page."""
+    return Location.objects.for_org(org)
+
+
+def fact_list(*, org):
+    return Fact.objects.for_org(org)
+
+
+def team_member_list(*, org):
+    return TeamMember.objects.for_org(org)
+
+
+def knowledge_version(org) -> int:
+    """The org's `knowledge_version`, read fresh (one query): every write the runtime reads bumps it in its own
+    transaction (knowledge.services.knowledge_version_bump)."""
+    return Organization.objects.filter(pk=org.pk).values_list("knowledge_version", flat=True).get()
+
+
+def knowledge_etag(org, version: int | None = None) -> str:
+    """The one ETag of the agent runtime's knowledge: `"knowledge-<version>.<org updated_at in ms>"`.
+
+    The version covers the knowledge rows; the org's own `updated_at` covers its settings, which the runtime's
+    knowledge also carries. `updated_at` is taken from `org` as loaded, i.e. the settings the caller serves.
+    Without `version` it is read fresh (one query), so an unchanged knowledge base answers 304 without loading it.
+    """
+    if version is None:
+        version = knowledge_version(org)
+    return f'"knowledge-{version}.{int(org.updated_at.timestamp() * 1000)}"'
+
+
+def knowledge_for_org(org) -> tuple[str, dict]:
+    """What the agent runtime answers from: (etag, {"version", "facts", "locations", "team_members"}).
+
+    The ETag is `knowledge_etag`. The version is read BEFORE the rows: under READ COMMITTED the rows are then at
+    least that new, so an ETag never labels older data (at worst newer data carries the older tag, and the next
+    read fetches again). Items have the public /v1 shapes. `runtime_knowledge` adds escalation rules, calendars
+    and the org's settings under the same ETag.
+    """
+    version = knowledge_version(org)
+    facts = [
+        {"id": str(f.id), "label": f.label, "content": f.content,
+         "location_id": str(f.location_id) if f.location_id else None,
+         "created_at": iso_ms(f.created_at), "updated_at": iso_ms(f.updated_at)}
+        for f in Fact.objects.for_org(org).order_by("label", "id")
+    ]
+    locations = [
+        {"id": str(loc.id), "name": loc.name, "address": loc.address, "timezone": loc.timezone,
+         "phone_number": loc.phone_number, "created_at": iso_ms(loc.created_at), "updated_at": iso_ms(loc.updated_at)}
+        for loc in Location.objects.for_org(org).order_by("name", "id")
+    ]
+    team_members = [
+        {"id": str(m.id), "name": m.name, "email": m.email, "phone_number": m.phone_number, "role": m.role,
+         "is_platform_user": m.is_platform_user,
+         "created_at": iso_ms(m.created_at), "updated_at": iso_ms(m.updated_at)}
+        for m in TeamMember.objects.for_org(org).order_by("name", "id")
+    ]
+    data = {"version": version, "facts": facts, "locations": locations, "team_members": team_members}
+    return knowledge_etag(org, version), data
+
+
+def runtime_knowledge_etag(*, org: Organization) -> str:
+    """The current ETag alone (one small query), so an unchanged knowledge base answers 304 without loading it."""
+    return knowledge_etag(org)
+
+
+def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
+    """What the runtime answers from: facts, locations, team members, escalation rules, calendars and the org
+    settings that steer a call. Read fresh on every request; the ETag is `knowledge_etag`: the knowledge version
+    (bumped by every write to any of these) and the org's own `updated_at` (its settings)."""
+    etag, data = knowledge_for_org(org)
+    rules = [
+        {"id": str(r.id), "name": r.name, "description": r.description, "keywords": r.keywords,
+         "destination_type": r.destination_type,
+         "destination_team_member_id": str(r.destination_team_member_id) if r.destination_team_member_id else None,
+         "destination_phone": r.destination_phone,
+         "location_id": str(r.location_id) if r.location_id else None}
+        for r in EscalationRule.objects.for_org(org).filter(enabled=True).order_by("name", "id")
+    ]
+    calendars = [
+        {"id": str(c.id), "name": c.name, "timezone": c.timezone, "slot_minutes": c.slot_minutes,
+         "location_id": str(c.location_id) if c.location_id else None, "weekly_hours": c.weekly_hours}
+        for c in Calendar.objects.for_org(org).order_by("name", "id")
+    ]
+    organization = {
+        "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,
+        "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,
+    }
+    return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars}
+
+
