@@ -81,7 +81,7 @@ def _rows_in_the_old_apps(apps) -> dict:
 def test_the_move_keeps_every_row_link_and_table_definition():
     graph = MigrationExecutor(connection).loader.graph
     leaves = graph.leaf_nodes()
-    before = [parent for node in MOVE for parent in graph.node_map[node].parents if parent[0] == node[0]]
+    before = [parent.key for node in MOVE for parent in graph.node_map[node].parents if parent.key[0] == node[0]]
     rows = _rows_in_the_old_apps(_migrate([*before, ("knowledge", None)]))
     schema_before = _schema()
 
