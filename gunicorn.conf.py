@@ -23,6 +23,12 @@ accesslog = "-"
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)sB %(M)sms request_id=%({x-request-id}o)s'
 
 
+def post_fork(server, worker):
+    """The worker count as gunicorn settled it (a `--workers` on the command line included) for the application's
+    settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe)."""
+    os.environ["WEB_WORKERS"] = str(server.cfg.workers)
+
+
 def child_exit(server, worker):
     """With PROMETHEUS_MULTIPROC_DIR set, a dead worker's counters stop counting as live (prometheus-client)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -266,6 +266,12 @@ WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=8)
 WEBHOOK_ENQUEUE_WINDOW_SECONDS = env.float("WEBHOOK_ENQUEUE_WINDOW_SECONDS", default=0.1)
 # The CA certificates webhook endpoints are verified against (a PEM file); empty: certifi's public bundle.
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
+# Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
+# most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
+WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
+# gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
+# `--workers` given on the command line counts too).
+WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
 CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_delivery_log", "schedule": 24 * 3600}
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).

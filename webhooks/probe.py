@@ -5,12 +5,21 @@ transport as every delivery, an example of the asked type signed with the subscr
 body under a fresh `webhook-id` with a signature made with another key, then again signed correctly but with a
 timestamp 10 minutes old (Standard Webhooks receivers refuse anything older than 5 minutes). None of the three is
 an Event, a Delivery or an attempt: nothing is retried, logged or counted toward the subscription's health.
+
+A test holds a web worker, so no receiver may keep it long and no tenant may take many (docs/webhooks.md#test-
+deliveries): the three POSTs share WEBHOOK_TEST_BUDGET_SECONDS (5 s) in all, sent from a thread the request waits
+for no longer than that, and a test needs a place in two semaphores every process shares through Redis: its
+organization's (1 test at a time) and everyone's (one web worker in four, at least 1). Without a place, nothing is
+sent and the caller answers 429 with Retry-After.
 """
 
+import math
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass
 
+from django.conf import settings
 from django.utils import timezone
 
 from voiceagent import counters
@@ -23,6 +32,10 @@ from .transport import Outcome, post
 
 STALE_SECONDS = 600
 TESTS_PER_MINUTE = 10
+TESTS_PER_ORG_AT_ONCE = 1
+# A place is held at most this long past the budget: the sending thread gives it back as soon as it ends, and a
+# process killed mid-test frees it when it expires.
+SLOT_GRACE_SECONDS = 5.0
 EXCERPT_CHARS = 300
 
 VERIFIES = "verifies_signatures"
@@ -56,12 +69,48 @@ def take_test_slot(subscription: Subscription) -> int | None:
     return None if count <= TESTS_PER_MINUTE else wait
 
 
+def budget_seconds() -> float:
+    return min(5.0, float(settings.WEBHOOK_TEST_BUDGET_SECONDS))
+
+
+def tests_at_once() -> int:
+    """How many tests may run at once across every process: one web worker in four, at least 1."""
+    return max(1, int(settings.WEB_WORKERS) // 4)
+
+
+class TestsBusy(Exception):
+    """No place for a test now; `wait` is the whole seconds after which one may be free."""
+
+    def __init__(self, wait: int, scope: str):
+        super().__init__(f"{scope} tests at once")
+        self.wait, self.scope = wait, scope
+
+
+def _slots(subscription: Subscription) -> list[tuple[str, int]]:
+    return [(f"webhook-tests:org:{subscription.organization_id}", TESTS_PER_ORG_AT_ONCE),
+            ("webhook-tests:all", tests_at_once())]
+
+
+def _take_places(subscription: Subscription) -> str:
+    budget = budget_seconds()
+    try:
+        return counters.take_slots(_slots(subscription), ttl=budget + SLOT_GRACE_SECONDS)
+    except counters.SlotsBusy as busy:
+        # The holder in the way ends within its budget (a test never runs longer): its expiry minus the grace.
+        wait = min(budget, busy.expires_in - SLOT_GRACE_SECONDS) if busy.name else busy.expires_in
+        scope = "organization" if busy.name and ":org:" in busy.name else "all"
+        raise TestsBusy(max(1, math.ceil(wait)), scope) from None
+
+
 def _test_id() -> str:
     return f"evt_test_{uuid.uuid4().hex}"
 
 
-def _send(name: str, url: str, body: bytes, headers: dict) -> Check:
-    outcome: Outcome = post(url, body, headers)
+def _send(name: str, url: str, body: bytes, headers: dict, deadline: float) -> Check:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return Check(name, None, 0, f"Skipped: the test's {budget_seconds():g} s budget ran out.", "")
+    outcome: Outcome = post(url, body, headers, timeout=left)
     error = outcome.error if outcome.status_code is None or 300 <= outcome.status_code < 400 else None
     return Check(name, outcome.status_code, outcome.duration_ms, error or None, outcome.body[:EXCERPT_CHARS])
 
@@ -83,27 +132,70 @@ def verdict(valid: Check, forgeries: list[Check]) -> str:
 
 
 def send_test(*, subscription: Subscription, event_type: str = "call.ended") -> dict:
-    """Sends the three test messages in order and returns `{verdict, message, checks}`. Never raises for what the
-    receiver does; when the genuine event gets no answer the forgeries are not sent (their checks say so)."""
+    """Sends the three test messages in order and returns `{verdict, message, checks}`, within the test budget.
+    Never raises for what the receiver does; when the genuine event gets no answer the forgeries are not sent
+    (their checks say so). Raises TestsBusy, sending nothing, when the organization or everyone has every test
+    place taken."""
+    url, messages = _messages(subscription, event_type)
+    budget = budget_seconds()
+    holder = _take_places(subscription)
+    deadline = time.monotonic() + budget
+    checks: list[Check] = []
+    done = threading.Event()
+
+    def run():
+        try:
+            _send_all(url, messages, deadline, checks)
+        finally:
+            counters.release_slots([name for name, _ in _slots(subscription)], holder)
+            done.set()
+
+    # A thread, so that even what the POSTs' own budgets cannot cut (a DNS lookup that hangs) never holds the
+    # request past the budget; the thread keeps its places until it ends.
+    threading.Thread(target=run, name="webhook-test", daemon=True).start()
+    done.wait(budget + 0.2)
+    checks = list(checks)
+    names = [name for name, _, _ in messages]
+    for name in names[len(checks):]:
+        reason = (f"Timeout: no answer within the test's {budget:g} s budget" if not checks
+                  else f"Skipped: the test's {budget:g} s budget ran out.")
+        checks.append(Check(name, None, 0, reason, ""))
+    return _result(_verdict_of(checks), checks)
+
+
+def _messages(subscription: Subscription, event_type: str) -> tuple[str, list[tuple[str, bytes, dict]]]:
+    """The URL and the three (name, body, headers) to send: read here, in the request, so the sending thread
+    needs no database."""
     secret = subscription.secret
     now = int(time.time())
     event_id = _test_id()
     data = catalog.example_data(event_type, subscription.organization)
     body = envelope_bytes(event_id=event_id, type=event_type, created_at=_now_ms(), data=data)
-    valid = _send("valid", subscription.url, body, build_headers(event_id=event_id, body=body, secrets_=[secret]))
-    if valid.status_code is None:
-        skipped = [Check(name, None, 0, "Skipped: the genuine event got no answer.", "")
-                   for name in ("bad_signature", "stale_timestamp")]
-        return _result(UNREACHABLE, [valid, *skipped])
-    forged_id = _test_id()
-    bad = build_headers(event_id=forged_id, body=body, secrets_=[crypto.generate_secret()], timestamp=now)
-    stale_id = _test_id()
-    stale = build_headers(event_id=stale_id, body=body, secrets_=[secret], timestamp=now - STALE_SECONDS)
-    forgeries = [
-        _send("bad_signature", subscription.url, body, bad),
-        _send("stale_timestamp", subscription.url, body, stale),
+    bad = build_headers(event_id=_test_id(), body=body, secrets_=[crypto.generate_secret()], timestamp=now)
+    stale = build_headers(event_id=_test_id(), body=body, secrets_=[secret], timestamp=now - STALE_SECONDS)
+    return subscription.url, [
+        ("valid", body, build_headers(event_id=event_id, body=body, secrets_=[secret])),
+        ("bad_signature", body, bad),
+        ("stale_timestamp", body, stale),
     ]
-    return _result(verdict(valid, forgeries), [valid, *forgeries])
+
+
+def _send_all(url: str, messages, deadline: float, checks: list[Check]) -> None:
+    """Appends each message's check as it completes; after a genuine event with no answer, the forgeries are
+    skipped."""
+    for name, body, headers in messages:
+        if checks and checks[0].status_code is None:
+            checks.append(Check(name, None, 0, "Skipped: the genuine event got no answer.", ""))
+            continue
+        checks.append(_send(name, url, body, headers, deadline))
+
+
+def _verdict_of(checks: list[Check]) -> str:
+    valid, forgeries = checks[0], checks[1:]
+    unsent = any(c.status_code is None and (c.error or "").startswith("Skipped: the test's") for c in forgeries)
+    if valid.status_code is not None and unsent and not any(_is_2xx(c) for c in forgeries):
+        return UNREACHABLE  # a forgery never sent tells nothing: the signatures are unchecked
+    return verdict(valid, forgeries)
 
 
 def _result(outcome: str, checks: list[Check]) -> dict:

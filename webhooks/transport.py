@@ -209,12 +209,13 @@ def _manager() -> urllib3.PoolManager:
     return manager
 
 
-def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
-    """One POST: 2 s to connect, 15 s in all, no redirects, no retries; keeps the first 2 KB of the reply as text.
-    Never raises: a failure is an Outcome with `error` set and no status code."""
+def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float | None = None) -> Outcome:
+    """One POST: 2 s to connect, 15 s in all (or `timeout`, when shorter), no redirects, no retries; keeps the
+    first 2 KB of the reply as text. Never raises: a failure is an Outcome with `error` set and no status code."""
     started = time.monotonic()
+    total = conf.TOTAL_TIMEOUT if timeout is None else max(0.001, min(timeout, conf.TOTAL_TIMEOUT))
     watchdog = _watchdog()
-    budget = _current.budget = watchdog.watch(started + conf.TOTAL_TIMEOUT)
+    budget = _current.budget = watchdog.watch(started + total)
     response = None
     try:
         target = parse_target(url)
@@ -235,7 +236,7 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
             retries=False,
             redirect=False,
             preload_content=False,
-            timeout=urllib3.Timeout(connect=conf.CONNECT_TIMEOUT, read=conf.TOTAL_TIMEOUT),
+            timeout=urllib3.Timeout(connect=min(conf.CONNECT_TIMEOUT, total), read=total),
         )
         kept = b""
         for chunk in response.stream(8192):
@@ -249,7 +250,8 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     except Exception as exc:  # noqa: BLE001 - every failure is logged on the attempt, none may stop the batch
         if response is not None:
             response.close()  # half-read: the connection cannot be reused
-        return Outcome(None, "", describe(ResponseTooSlow() if budget.expired else exc)[:1000], _ms_since(started))
+        error = describe(ResponseTooSlow() if budget.expired else exc, total=total)
+        return Outcome(None, "", error[:1000], _ms_since(started))
     finally:
         watchdog.finish(budget)
         _current.budget = None
@@ -264,7 +266,7 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     return Outcome(status, excerpt, error, _ms_since(started), retry_after)
 
 
-def describe(exc: Exception) -> str:
+def describe(exc: Exception, *, total: float | None = None) -> str:
     """The attempt log's one-line account of a failed POST, led by its kind: Timeout, SSLError, ConnectionError,
     or the refusal itself (BlockedAddress, UnresolvableHost)."""
     if isinstance(exc, DeliveryRefused):
@@ -272,9 +274,10 @@ def describe(exc: Exception) -> str:
     if isinstance(exc, NewConnectionError):  # a subclass of ConnectTimeoutError, but a refusal or unreachable host
         return f"ConnectionError: {_root_cause(exc)}"
     if isinstance(exc, (Urllib3Timeout, ResponseTooSlow)):
+        total = conf.TOTAL_TIMEOUT if total is None else total
         if isinstance(exc, urllib3.exceptions.ConnectTimeoutError):
-            return f"Timeout: no connection within {conf.CONNECT_TIMEOUT:g} s"
-        return f"Timeout: no complete response within {conf.TOTAL_TIMEOUT:g} s"
+            return f"Timeout: no connection within {min(conf.CONNECT_TIMEOUT, total):g} s"
+        return f"Timeout: no complete response within {round(total, 1):g} s"
     if isinstance(exc, SSLError):
         return f"SSLError: {_root_cause(exc)}"
     if isinstance(exc, (HTTPError, OSError)):

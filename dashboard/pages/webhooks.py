@@ -240,8 +240,15 @@ class WebhookTestView(SubscriptionMixin, View):
         elif (wait := probe.take_test_slot(subscription)) is not None:
             messages.error(request, f"10 tests a minute per endpoint: try again in {wait} s.")
         else:
-            result = probe.send_test(subscription=subscription, event_type=event_type)
-            request.session[TEST_RESULT] = {"subscription_id": str(subscription.pk), "type": event_type, **result}
+            try:
+                result = probe.send_test(subscription=subscription, event_type=event_type)
+            except probe.TestsBusy as busy:
+                who = "Your organization has a test running" if busy.scope == "organization" else (
+                    "Too many tests are running right now")
+                messages.error(request, f"{who}: try again in {busy.wait} s.")
+            else:
+                request.session[TEST_RESULT] = {"subscription_id": str(subscription.pk), "type": event_type,
+                                                **result}
         return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
 
 

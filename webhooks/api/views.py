@@ -186,7 +186,10 @@ class TestDeliveryView(SubscriptionBaseView):
         description="Sends, synchronously, an example of `type` (default `call.ended`) signed with the "
         "subscription's secret, then two forgeries under fresh webhook-ids (a wrong signature; a timestamp 10 minutes "
         "old), and answers with a verdict on what the receiver did. Ids start `evt_test_`. Nothing is retried, "
-        "logged as a delivery, or counted toward the subscription's health. 10 tests per subscription per minute.",
+        "logged as a delivery, or counted toward the subscription's health. The three POSTs share 5 s in all "
+        "(`WEBHOOK_TEST_BUDGET_SECONDS`): a receiver that has not answered by then is `unreachable`. 10 tests per "
+        "subscription per minute, 1 at a time per organization, and at most one web worker in four running one: "
+        "over any of these, 429 `rate_limited` with Retry-After and nothing is sent.",
         request=TestDeliveryInput,
         responses={200: envelope(TestDeliveryResultSerializer), **error_responses(400, 403, 404)},
     )
@@ -196,4 +199,7 @@ class TestDeliveryView(SubscriptionBaseView):
         wait = probe.take_test_slot(subscription)
         if wait is not None:
             raise Throttled(wait=wait)
-        return data_response(probe.send_test(subscription=subscription, event_type=body["type"]))
+        try:
+            return data_response(probe.send_test(subscription=subscription, event_type=body["type"]))
+        except probe.TestsBusy as busy:
+            raise Throttled(wait=busy.wait) from None
