@@ -21,6 +21,9 @@ limit_request_line = 8190
 # and keys in a header that is never logged.
 accesslog = "-"
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)sB %(M)sms request_id=%({x-request-id}o)s'
+# Invitation and password-reset links carry their token in the path: both gunicorn logs go through the project's
+# redaction (voiceagent/logging.py).
+logger_class = "voiceagent.gunicorn_logging.ScrubbingLogger"
 
 
 def post_fork(server, worker):

@@ -73,11 +73,10 @@ def playback(recording: Recording) -> dict:
 
 
 @require_GET
-def download(request, token: str | None = None):
-    """Streams a recording for a valid, unexpired token (`?token=`, or the older path form). Forged, expired or
-    missing: 403; recording gone: 404."""
-    if token is None:
-        token = request.GET.get("token", "")
+def download(request):
+    """Streams a recording for a valid, unexpired token (`?token=`). Forged, expired or missing: 403; recording
+    gone: 404."""
+    token = request.GET.get("token", "")
     try:
         recording_id = signing.TimestampSigner(salt=TOKEN_SALT).unsign(token, max_age=URL_LIFETIME_SECONDS)
     except signing.SignatureExpired:

@@ -1,5 +1,6 @@
 """App URLs of the calls app outside /v1: the signed recording download (its token is its authorization), with the
-token in the query string (kept out of access logs; calls/recordings.py) or, for links minted before, the path."""
+token in the query string, which the access log leaves out (calls/recordings.py). The older path form is gone: a
+path is what access logs record."""
 
 from django.urls import path
 
@@ -7,5 +8,4 @@ from .recordings import download
 
 urlpatterns = [
     path("", download, name="recording-download"),
-    path("<str:token>", download, name="recording-download-by-path"),
 ]

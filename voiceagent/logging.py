@@ -18,7 +18,10 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-# What must never reach a log line, whatever wrote it: API keys, webhook secrets, bearer tokens, recording tokens.
+# What must never reach a log line, whatever wrote it: API keys, webhook secrets, bearer tokens, recording tokens,
+# and the tokens of invitation and password-reset links, which travel in the path (/invitations/<id>/<token>/,
+# /password-reset/<uidb64>/<token>/ but not its token-less /set-password/ step). gunicorn's access and error logs run
+# this too (voiceagent/gunicorn_logging.py).
 _SECRETS = (
     (re.compile(r"va_live_[A-Za-z0-9]{4}[A-Za-z0-9]+"), "va_live_[redacted]"),
     (re.compile(r"whsec_[A-Za-z0-9+/=]+"), "whsec_[redacted]"),
@@ -26,6 +29,8 @@ _SECRETS = (
     (re.compile(r"([?&](?:token|signature|X-Amz-Signature|X-Amz-Credential)=)[^&\s\"']+", re.IGNORECASE),
      r"\1[redacted]"),
     (re.compile(r"(/recordings/)(?!\?)[^/\s?\"']+"), r"\1[redacted]"),
+    (re.compile(r"(/invitations/[^/\s?#\"']+/)[^/\s?#\"']+"), r"\1[redacted]"),
+    (re.compile(r"(/password-reset/[^/\s?#\"']+/)(?!set-password(?:[/\s?#\"']|$))[^/\s?#\"']+"), r"\1[redacted]"),
 )
 
 

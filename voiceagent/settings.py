@@ -337,6 +337,9 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
+        # Named so that Django's own handlers for it (a console one with DEBUG, mail_admins) are dropped: every
+        # line goes through the handler above, redaction included, once.
+        "django": {"level": "INFO"},
         "django.server": {"level": "WARNING"},
         # Every sweep tick would log two lines; deliveries log their own outcome in webhooks.
         "celery.app.trace": {"level": "WARNING"},

@@ -200,13 +200,22 @@ def test_an_expired_or_forged_recording_url_is_refused(runtime):
     recording = call.recording
     client = APIClient()
     expired = sign_recording_token(recording.id, issued_at=int(time.time()) - 3601)
-    assert client.get(f"/recordings/{expired}").status_code == 403
+    assert client.get("/recordings/", {"token": expired}).status_code == 403
     fresh = sign_recording_token(recording.id)
     forged = fresh[:-2] + ("AA" if not fresh.endswith("AA") else "BB")
-    assert client.get(f"/recordings/{forged}").status_code == 403
+    assert client.get("/recordings/", {"token": forged}).status_code == 403
     other = sign_recording_token("00000000-0000-0000-0000-000000000000")
-    assert client.get(f"/recordings/{other}").status_code == 404
-    assert client.get(f"/recordings/{fresh}").status_code == 200
+    assert client.get("/recordings/", {"token": other}).status_code == 404
+    assert client.get("/recordings/", {"token": fresh}).status_code == 200
+
+
+def test_the_old_path_form_of_a_recording_link_is_gone(runtime):
+    """A token in the path is what access logs record: only `?token=` is served."""
+    call = _completed_call(runtime)
+    runtime.upload(call.runtime_call_id)
+    fresh = sign_recording_token(call.recording.id)
+    assert APIClient().get(f"/recordings/{fresh}").status_code == 404
+    assert APIClient().get("/recordings/", {"token": fresh}).status_code == 200
 
 
 def test_recording_url_uses_s3_presigning_when_the_storage_is_s3(runtime, api, monkeypatch):
