@@ -263,6 +263,7 @@ WEBHOOK_REENQUEUE_AFTER_SECONDS = env.float("WEBHOOK_REENQUEUE_AFTER_SECONDS", d
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=2)
 WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=8)
+WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)  # per subscription, across every worker
 WEBHOOK_ENQUEUE_WINDOW_SECONDS = env.float("WEBHOOK_ENQUEUE_WINDOW_SECONDS", default=0.1)
 # The CA certificates webhook endpoints are verified against (a PEM file); empty: certifi's public bundle.
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")

@@ -50,3 +50,10 @@ def enqueue_window_seconds() -> float:
     89, and a worker drains it 10% faster (the tasks whose deliveries an earlier batch took still cost ~1 ms each);
     emit-to-receipt at 100 events/s went from p50 34 / p99 60 ms to 61 / 111 ms (README "Benchmarks")."""
     return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.1))
+
+
+def max_in_flight() -> int:
+    """Deliveries of one subscription in flight at once, across every worker process and machine (the claim holds it):
+    an endpoint's full share. One that times out, refuses connections or answers 429 gets half as many (at least 1)
+    until its next 2xx (docs/webhooks.md#fair-delivery)."""
+    return max(1, int(getattr(settings, "WEBHOOK_MAX_IN_FLIGHT", 4)))

@@ -64,6 +64,18 @@ class Subscription(OrgOwnedModel):
     # Health: the last 2xx, and the start of the current unbroken run of failures (None while healthy).
     last_success_at = models.DateTimeField(null=True, blank=True)
     failing_since = models.DateTimeField(null=True, blank=True)
+    # The subscriber's own cap on deliveries per second (None: no cap). Enforced in the claim (sender._CLAIM_SQL) by
+    # a GCRA whose state is `rate_tat`, the theoretical arrival time of the next send: each claimed delivery gets a
+    # send slot 1/rate after the previous one, so no window of W seconds sees more than rate x W + 1 sends.
+    rate_limit_per_second = models.PositiveSmallIntegerField(null=True, blank=True)
+    rate_tat = models.DateTimeField(null=True, blank=True)
+    # Fair delivery (docs/webhooks.md#fair-delivery): None is the full in-flight share (WEBHOOK_MAX_IN_FLIGHT); an
+    # endpoint that times out, refuses connections or answers 429 has it halved (at least 1) until its next 2xx,
+    # with the reason and, for a 429's Retry-After, a time before which nothing more is claimed for it.
+    in_flight_limit = models.PositiveSmallIntegerField(null=True, blank=True)
+    slowed_reason = models.CharField(max_length=200, blank=True, default="")
+    slowed_at = models.DateTimeField(null=True, blank=True)
+    paused_until = models.DateTimeField(null=True, blank=True)
 
     # What `set_enabled` changes: save these (with updated_at) after it.
     ENABLED_FIELDS = ("enabled", "disabled_reason", "disabled_at", "failing_since")
@@ -168,10 +180,23 @@ class Delivery(OrgOwnedModel):
     last_error = models.TextField(blank=True, default="")
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     succeeded_at = models.DateTimeField(null=True, blank=True)
+    # 0 live traffic, 1 replay and recover: within one subscription live deliveries go first; across subscriptions
+    # the claim serves each its share in turn whatever the priority, so a replay never queues ahead of other tenants.
+    priority = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["event", "subscription"], name="uniq_delivery_event_sub")]
         indexes = [
+            # The fair claim's two reads: each subscription's due deliveries in order (and, by a skip scan, which
+            # subscriptions have any), and each subscription's claims in flight.
+            models.Index(
+                fields=["subscription", "priority", "next_attempt_at"], name="webhooks_delivery_sub_due",
+                condition=Q(status="pending"),
+            ),
+            models.Index(
+                fields=["subscription", "claimed_until"], name="webhooks_delivery_inflight",
+                condition=Q(claim_token__isnull=False),
+            ),
             # Only pending rows: a delivery leaves this index when it is done, so the claim's "oldest due" scan
             # reads the queue, not the log (with every row in it, a drain left thousands of dead entries that each
             # claim walked until vacuum: 2.3 ms an empty claim, 0.3 ms this way).
@@ -192,6 +217,9 @@ class DeliveryAttempt(OrgOwnedModel):
 
     # Indexed by (delivery, created_at) in Meta, which serves lookups by delivery alone too.
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts", db_index=False)
+    # The delivery's subscription, copied so an endpoint's statistics are one index range (not a join through every
+    # delivery). Not a foreign key: a check per logged attempt for a value copied from a row that has one.
+    subscription_id = models.UUIDField(null=True, blank=True)
     number = models.PositiveIntegerField()
     trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULED)
     status_code = models.PositiveIntegerField(null=True, blank=True)
@@ -200,4 +228,18 @@ class DeliveryAttempt(OrgOwnedModel):
     error = models.TextField(blank=True, default="")
 
     class Meta:
-        indexes = [models.Index(fields=["delivery", "created_at"], name="webhooks_attempt_delivery")]
+        indexes = [
+            models.Index(fields=["delivery", "created_at"], name="webhooks_attempt_delivery"),
+            # Endpoint statistics (selectors.subscription_stats): an index-only range scan per subscription and window.
+            models.Index(
+                fields=["subscription_id", "created_at"], name="webhooks_attempt_sub_created",
+                include=["status_code", "duration_ms"],
+            ),
+        ]
+
+    def save(self, *args, **kwargs):
+        if self.subscription_id is None and self.delivery_id is not None:
+            self.subscription_id = Delivery.objects.filter(pk=self.delivery_id).values_list(
+                "subscription_id", flat=True
+            ).first()
+        super().save(*args, **kwargs)

@@ -20,22 +20,24 @@ MAX_REPLAY_DAYS = 30
 
 # One statement: a new pending delivery for each event in range with no delivery to this subscription, and a
 # failed one re-armed (fresh attempts) where one exists. A succeeded or pending delivery is left alone, which makes
-# the same replay queue nothing the second time. The returned ids are exactly the rows inserted or re-armed.
+# the same replay queue nothing the second time. Priority 1: behind the subscription's live deliveries (and, by the
+# claim's round robin, never ahead of another subscription's). The returned ids are exactly the rows inserted or
+# re-armed.
 _REPLAY_SQL = """
     INSERT INTO webhooks_delivery (
         id, organization_id, created_at, updated_at, event_id, subscription_id, status, attempt_count,
         next_attempt_at, next_trigger, enqueued_at, claimed_until, claim_token, last_status_code, last_error,
-        last_attempt_at, succeeded_at
+        last_attempt_at, succeeded_at, priority
     )
     SELECT gen_random_uuid(), e.organization_id, %(now)s, %(now)s, e.id, %(subscription)s, %(pending)s, 0,
-           %(now)s, %(manual)s, %(now)s, NULL, NULL, NULL, '', NULL, NULL
+           %(now)s, %(manual)s, %(now)s, NULL, NULL, NULL, '', NULL, NULL, 1
       FROM webhooks_event e
      WHERE e.organization_id = %(org)s AND e.created_at >= %(since)s AND e.created_at <= %(until)s
        AND e.type = ANY(%(types)s)
     ON CONFLICT (event_id, subscription_id) DO UPDATE
        SET status = EXCLUDED.status, attempt_count = 0, next_attempt_at = EXCLUDED.next_attempt_at,
            next_trigger = EXCLUDED.next_trigger, enqueued_at = EXCLUDED.enqueued_at, claimed_until = NULL,
-           claim_token = NULL, updated_at = EXCLUDED.updated_at
+           claim_token = NULL, updated_at = EXCLUDED.updated_at, priority = 1
      WHERE webhooks_delivery.status = %(failed)s
     RETURNING id
 """

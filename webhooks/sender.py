@@ -13,12 +13,13 @@ import random
 import threading
 import time
 import uuid
-from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
@@ -57,56 +58,147 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
 # sent again, which at-least-once delivery already allows. Locking and visibility are unchanged, so no attempt is
 # sent twice by two workers. It saves one disk flush per claim and per result (most of a delivery's cost).
 #
-# One round trip: the async-commit setting, the claim and what sending needs, sent as one query outside any
-# transaction block. PostgreSQL runs such a multi-statement query as one implicit transaction, where SET LOCAL holds
-# (docs: protocol-flow, "Multiple Statements in a Simple Query"); an explicit BEGIN and COMMIT are two more round
-# trips (an empty claim took 0.63 ms with them, 0.43 ms without; a drain runs many: see tasks.deliver_batch).
-# The candidates are picked and row-locked in a CTE (the ids asked for, plus up to `extra` of the oldest other
-# due ones), each by its own index, then updated by primary key.
-_CLAIM_SQL = """
+# One round trip: the async-commit setting, the claim lock and the claim, sent as one query outside any
+# transaction block. PostgreSQL runs such a multi-statement query as one implicit transaction, where SET LOCAL and
+# the transaction-level advisory lock hold until its end (docs: protocol-flow, "Multiple Statements in a Simple
+# Query"); an explicit BEGIN and COMMIT are two more round trips.
+#
+# Fair delivery (docs/webhooks.md#fair-delivery). Claims are serialized by one advisory lock, taken by its own
+# statement so that the claim's statement, and its snapshot, start only once every earlier claim has committed:
+# the in-flight counts it reads are then exact across processes and machines, which a row lock alone cannot give
+# (a statement's snapshot predates the lock it waits for). A claim holds it for well under a millisecond.
+# Then, per subscription that has pending deliveries (found by a skip scan of webhooks_delivery_sub_due, one index
+# probe per subscription, however long its backlog): its free share = its in-flight limit minus its live claims,
+# and, with a rate cap, at most the send slots of the next RATE_HORIZON seconds (GCRA: slot k is rate_tat + k/rate).
+# Each subscription's due deliveries are taken live first, then replays (priority), oldest first, up to its share;
+# across subscriptions they are ranked round robin (every subscription's first before anyone's second).
+_CLAIM_LOCK = 0x77686B63  # "whkc": the key of the claim's transaction-level advisory lock
+
+_FAIR_CANDIDATES = """
+    subs AS (
+        (SELECT subscription_id AS id FROM webhooks_delivery
+          WHERE status = 'pending' ORDER BY subscription_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT d.subscription_id FROM webhooks_delivery AS d
+                 WHERE d.status = 'pending' AND d.subscription_id > subs.id ORDER BY d.subscription_id LIMIT 1)
+          FROM subs WHERE subs.id IS NOT NULL
+    ), {share}, cand AS (
+        SELECT c.id, share.id AS sub, c.priority, c.next_attempt_at
+          FROM share CROSS JOIN LATERAL (
+               SELECT * FROM (
+                   (SELECT d.id, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
+                     WHERE d.subscription_id = share.id AND d.status = 'pending' AND d.priority = 0
+                       AND d.next_attempt_at <= %(now)s AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+                     ORDER BY d.next_attempt_at LIMIT share.free)
+                   UNION ALL
+                   (SELECT d.id, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
+                     WHERE d.subscription_id = share.id AND d.status = 'pending' AND d.priority > 0
+                       AND d.next_attempt_at <= %(now)s AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+                     ORDER BY d.priority, d.next_attempt_at LIMIT share.free)
+               ) AS both_ LIMIT share.free
+          ) AS c
+         WHERE share.free > 0
+    )"""
+
+# The deliveries asked for by id (a manual path and the tests): the same shares, the same order within each.
+_ASKED_CANDIDATES = """
+    asked AS (
+        SELECT d.id, d.subscription_id AS sub, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
+         WHERE d.id = ANY(%(ids)s::uuid[]) AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
+           AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+    ), subs AS (
+        SELECT DISTINCT sub AS id FROM asked
+    ), {share}, cand AS (
+        SELECT asked.* FROM asked JOIN share ON share.id = asked.sub WHERE share.free > 0
+    )"""
+
+_SHARE = """share AS (
+        SELECT s.id, s.rate_limit_per_second AS rate, GREATEST(s.rate_tat, %(now)s) AS slot,
+               LEAST(
+                   COALESCE(s.in_flight_limit, %(max_in_flight)s) - (
+                       SELECT count(*) FROM webhooks_delivery AS f
+                        WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL AND f.claimed_until > %(now)s),
+                   CASE WHEN s.rate_limit_per_second IS NULL THEN %(limit)s
+                        ELSE floor(extract(epoch FROM %(now)s + %(horizon)s * interval '1 second'
+                                                     - GREATEST(s.rate_tat, %(now)s)) * s.rate_limit_per_second)
+                   END
+               )::int AS free
+          FROM subs JOIN webhooks_subscription AS s ON s.id = subs.id
+         WHERE s.paused_until IS NULL OR s.paused_until <= %(now)s
+    )"""
+
+_CLAIM_TEMPLATE = """
     SET LOCAL synchronous_commit TO OFF;
-    WITH asked AS (
-        SELECT id FROM webhooks_delivery
-         WHERE id = ANY(%(ids)s::uuid[])
-           AND status = 'pending' AND next_attempt_at <= %(now)s
-           AND (claimed_until IS NULL OR claimed_until < %(now)s)
-           FOR UPDATE SKIP LOCKED
-    ), waiting AS (
-        SELECT id FROM webhooks_delivery
-         WHERE status = 'pending' AND next_attempt_at <= %(now)s
-           AND (claimed_until IS NULL OR claimed_until < %(now)s)
-         ORDER BY next_attempt_at
-         LIMIT %(extra)s
-           FOR UPDATE SKIP LOCKED
+    SELECT pg_advisory_xact_lock(%(lock)s);
+    WITH RECURSIVE {candidates}, ranked AS (
+        SELECT cand.*, row_number() OVER (PARTITION BY cand.sub ORDER BY cand.priority, cand.next_attempt_at) AS rn
+          FROM cand
     ), picked AS (
-        SELECT id FROM asked UNION SELECT id FROM waiting
+        SELECT ranked.id FROM ranked JOIN share ON share.id = ranked.sub
+         WHERE ranked.rn <= share.free
+         ORDER BY ranked.rn, ranked.priority, ranked.next_attempt_at
+         LIMIT %(limit)s
+    ), locked AS (
+        SELECT d.id FROM webhooks_delivery AS d
+         WHERE d.id IN (SELECT id FROM picked) AND d.status = 'pending'
+           AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+           FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+        UPDATE webhooks_delivery AS d
+           SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = d.attempt_count + 1
+          FROM locked
+         WHERE d.id = locked.id
+        RETURNING d.id, d.organization_id, d.attempt_count, d.next_trigger, d.subscription_id, d.event_id,
+                  d.priority, d.next_attempt_at
+    ), slotted AS (
+        SELECT claimed.*, row_number() OVER (PARTITION BY claimed.subscription_id
+                                             ORDER BY claimed.priority, claimed.next_attempt_at) - 1 AS k
+          FROM claimed
+    ), paced AS (
+        UPDATE webhooks_subscription AS s
+           SET rate_tat = share.slot + n.taken * interval '1 second' / share.rate
+          FROM share, (SELECT subscription_id, count(*) AS taken FROM claimed GROUP BY subscription_id) AS n
+         WHERE share.rate IS NOT NULL AND share.id = n.subscription_id AND s.id = share.id
     )
-    UPDATE webhooks_delivery AS d
-       SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = d.attempt_count + 1
-      FROM picked, webhooks_event AS e
-     WHERE d.id = picked.id AND e.id = d.event_id
-    RETURNING d.id, d.organization_id, d.attempt_count, d.next_trigger, d.subscription_id, d.event_id, e.payload
+    SELECT slotted.id, slotted.organization_id, slotted.attempt_count, slotted.next_trigger, slotted.subscription_id,
+           slotted.event_id, e.payload,
+           CASE WHEN share.rate IS NULL THEN NULL ELSE share.slot + slotted.k * interval '1 second' / share.rate END
+      FROM slotted JOIN share ON share.id = slotted.subscription_id JOIN webhooks_event AS e ON e.id = slotted.event_id
 """
 
+_CLAIM_FAIR_SQL = _CLAIM_TEMPLATE.format(candidates=_FAIR_CANDIDATES.format(share=_SHARE))
+_CLAIM_ASKED_SQL = _CLAIM_TEMPLATE.format(candidates=_ASKED_CANDIDATES.format(share=_SHARE))
 
-def claim(delivery_ids, *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
-    """Claims, for one attempt each, those of `delivery_ids` that are due, pending and unleased, plus up to `extra`
-    other such deliveries (the oldest due first: work already waiting on the broker behind this task). Returns the
-    claim token and, for each delivery claimed, the RETURNING list of _CLAIM_SQL: (id, organization_id,
-    attempt_count, next_trigger, subscription_id, event_id, payload).
+# How far ahead a rate-capped subscription's send slots may be handed out (its threads wait for their slot).
+RATE_HORIZON = 1.0
 
-    One conditional UPDATE. The candidate rows are row-locked with SKIP LOCKED and re-checked after the lock, so
-    two workers never claim the same attempt: a concurrent claimer either skips the row or sees the lease. A
-    claimed id whose own task runs later finds the lease and does nothing ("skipped").
+
+def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
+    """Claims deliveries for one attempt each, within every subscription's fair share (its in-flight limit, its
+    rate cap, a 429's pause): with `extra` > 0, up to `extra` due deliveries of any subscriptions, round robin (the
+    ids given are only what the caller reports on); with `extra` = 0, those of `delivery_ids` that are due, pending
+    and unleased. Returns the claim token and, for each delivery claimed, (id, organization_id, attempt_count,
+    next_trigger, subscription_id, event_id, payload, send_at): send_at is the rate-capped slot before which the
+    POST must not start (None without a cap).
+
+    The rows are row-locked with SKIP LOCKED and re-checked after the lock, so two workers never claim the same
+    attempt; a claimed id whose own task runs later finds the lease and does nothing ("skipped").
     """
     now = timezone.now()
     token = uuid.uuid4()
     until = now + timedelta(seconds=conf.lease_seconds())
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
+    fair = extra > 0
+    params = {
+        "lock": _CLAIM_LOCK, "until": until, "token": token, "ids": ids, "now": now,
+        "limit": int(extra) if fair else max(1, len(ids)), "max_in_flight": conf.max_in_flight(),
+        "horizon": RATE_HORIZON,
+    }
+    if not fair and not ids:
+        return token, []
     with connection.cursor() as cursor:
-        params = {"until": until, "token": token, "ids": ids, "now": now, "extra": max(0, int(extra))}
-        cursor.execute(_CLAIM_SQL, params)
-        while cursor.description is None and cursor.nextset():  # past the SET's result
+        cursor.execute(_CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
+        while cursor.nextset():  # past the SET's and the lock's results, to the claim's
             pass
         return token, cursor.fetchall()
 
@@ -130,7 +222,9 @@ def _executor() -> ThreadPoolExecutor:
 @dataclass(slots=True)
 class Claimed:
     """A delivery as claimed for one attempt: what sending and recording it need (`record_batch` also takes
-    Delivery rows, which have the same attributes). `attempt_count` is this attempt's number."""
+    Delivery rows, which have the same attributes). `attempt_count` is this attempt's number; `token` the claim's;
+    `send_at` (monotonic) the rate-capped slot before which its POST must not start, `start_by` the time after
+    which it must not start any more (the lease's safe window)."""
 
     pk: uuid.UUID
     organization_id: uuid.UUID
@@ -140,30 +234,93 @@ class Claimed:
     event_id: str
     payload: bytes
     subscription: Subscription
+    token: uuid.UUID | None = None
+    send_at: float | None = None
+    start_by: float = 0.0
+    headers: dict | None = None
     last_error: str = ""
 
 
-def _with_subscriptions(rows) -> list[Claimed]:
+def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
     """Claimed deliveries from `claim`'s plain values (full model rows with their event and subscription joined in
     cost a worker more than the POST itself), with their subscriptions (one query; a batch rarely has many)."""
     subscriptions = Subscription.objects.in_bulk({row[4] for row in rows})
-    return [Claimed(*row[:6], bytes(row[6]), subscriptions[row[4]]) for row in rows]
+    now = timezone.now()
+    start_by = claimed_at + _start_window()
+    return [
+        Claimed(*row[:6], bytes(row[6]), subscriptions[row[4]], token,
+                None if row[7] is None else claimed_at + (row[7] - now).total_seconds(), start_by)
+        for row in rows
+    ]
 
 
-def send_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
-    """One attempt for each delivery of the batch that is due and unclaimed (plus up to `extra` other due ones):
-    claim all and read their events in one UPDATE, their subscriptions in one query, POST concurrently, record all
-    results in one transaction. A duplicate run of the same batch claims nothing and sends nothing.
+# A task keeps claiming as its POSTs finish (its sender threads never idle while fair work is due) for this long at
+# most; if it was still finding work then, it hands over to a fresh task (a long task would outlive the broker's
+# visibility timeout, and a chain of short ones lets a restarting worker stop between them).
+REFILL_SECONDS = 20.0
+RECORD_EVERY = 1.0
+# After a POST finishes, others finishing within this much more are recorded (and refilled) with it: one round trip.
+LINGER = 0.003
 
-    Returns {delivery id: what happened} for the ids given and for any extra ones claimed: "skipped" (not due, or
+
+class BatchResults(dict):
+    more = False
+
+
+def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
+    """Attempts deliveries, each at most once per claim, within every subscription's fair share (`claim`).
+
+    With `extra` = 0: those of `delivery_ids` that are due and unclaimed, each as soon as its subscription's share
+    allows (claimed again as this batch's own POSTs finish). With `extra` > 0 (a worker's task): any due deliveries,
+    round robin across subscriptions, `extra` at first, then as many as this process has free sender threads each
+    time POSTs finish, for REFILL_SECONDS at most. Results are recorded as they come (`record_batch`), so a slow
+    receiver holds nobody else's. A duplicate run of the same batch claims nothing and sends nothing.
+
+    Returns {delivery id: what happened} for the ids given and every delivery claimed: "skipped" (not due, or
     claimed by another worker), "succeeded", "retry", "failed", "disabled" (its subscription is off), "stale" (the
-    lease ran out before the result came)."""
-    results = {str(pk): "skipped" for pk in delivery_ids}
-    claimed_at = time.monotonic()
-    token, rows = claim(delivery_ids, extra=extra)
-    if not rows:
-        return results
-    deliveries = _with_subscriptions(rows)
+    lease ran out before the result came). Its `more` is True when a fair run stopped with work still due."""
+    results = BatchResults({str(pk): "skipped" for pk in delivery_ids})
+    asked = list(results)
+    fair = extra > 0
+    refill_until = time.monotonic() + REFILL_SECONDS
+    pending: dict = {}
+    tried: set = set()
+
+    def take(count: int) -> int:
+        if fair:
+            token, rows = claim(extra=count)
+        else:
+            wanted = [pk for pk in asked if pk not in tried]
+            if not wanted:
+                return 0
+            token, rows = claim(wanted)
+        if not rows:
+            return 0
+        tried.update(str(row[0]) for row in rows)  # claimed once per run: one attempt each, sent or given back
+        for delivery in _prepare(token, rows, results):
+            job = _executor().submit(_send_before, delivery.start_by, delivery.send_at, delivery.subscription.url,
+                                     delivery.payload, delivery.headers)
+            pending[job] = delivery
+        return len(rows)
+
+    took = take(extra if fair else len(asked))
+    while pending:
+        done, _ = wait(pending, timeout=RECORD_EVERY, return_when=FIRST_COMPLETED)
+        if done and len(done) < len(pending):
+            more, _ = wait(set(pending) - done, timeout=LINGER, return_when=ALL_COMPLETED)
+            done |= more
+        finished = [(pending.pop(future), future.result()) for future in done]  # _send_before never raises
+        _settle(finished, results)
+        if finished and (not fair or time.monotonic() < refill_until):
+            free = conf.send_threads() - len(pending)
+            took = take(free) if free > 0 else took
+    results.more = bool(fair and took and time.monotonic() >= refill_until)
+    return results
+
+
+def _prepare(token, rows, results) -> list[Claimed]:
+    """The claimed deliveries ready to send (headers signed), after failing those of disabled subscriptions."""
+    deliveries = _with_subscriptions(token, rows, time.monotonic())
     now = timezone.now()
     disabled = [d for d in deliveries if not d.subscription.enabled]
     if disabled:
@@ -177,39 +334,28 @@ def send_batch(delivery_ids, *, extra: int = 0) -> dict[str, str]:
         )
         results.update({str(d.pk): "disabled" for d in disabled})
     to_send = [d for d in deliveries if d.subscription.enabled]
-    secrets_by_sub = {}  # Fernet decryption once per subscription per batch
-    jobs = []
+    secrets_by_sub = {}  # Fernet decryption once per subscription per claim
     for delivery in to_send:
         sub = delivery.subscription
         if sub.pk not in secrets_by_sub:
             secrets_by_sub[sub.pk] = sub.signing_secrets(now)
-        headers = build_headers(event_id=delivery.event_id, body=delivery.payload, secrets_=secrets_by_sub[sub.pk])
-        jobs.append((delivery, headers))
-    if len(jobs) == 1:
-        delivery, headers = jobs[0]
-        outcome = post(delivery.subscription.url, delivery.payload, headers)
-        results.update({str(pk): r for pk, r in record_batch(token, [(delivery, outcome)]).items()})
-        return results
-    start_by = claimed_at + _start_window()
-    pending = {
-        _executor().submit(_send_before, start_by, delivery.subscription.url, delivery.payload, headers): delivery
-        for delivery, headers in jobs
-    }
-    while pending:
-        # Results are recorded as they come (every RECORD_EVERY s), so one slow receiver does not hold the others'.
-        done, _ = wait(pending, timeout=RECORD_EVERY, return_when=ALL_COMPLETED)
-        finished = [(pending.pop(future), future.result()) for future in done]  # _send_before never raises
-        sent = [(delivery, outcome) for delivery, outcome in finished if outcome is not None]
-        unsent = [delivery.pk for delivery, outcome in finished if outcome is None]
+        delivery.headers = build_headers(
+            event_id=delivery.event_id, body=delivery.payload, secrets_=secrets_by_sub[sub.pk]
+        )
+    return to_send
+
+
+def _settle(finished, results) -> None:
+    """Records what was sent (one transaction per claim token) and gives back what never started."""
+    by_token: dict = {}
+    for delivery, outcome in finished:
+        by_token.setdefault(delivery.token, ([], []))[0 if outcome is not None else 1].append((delivery, outcome))
+    for token, (sent, unsent) in by_token.items():
         if sent:
             results.update({str(pk): r for pk, r in record_batch(token, sent).items()})
         if unsent:
-            _release(token, unsent)
-            results.update({str(pk): "skipped" for pk in unsent})
-    return results
-
-
-RECORD_EVERY = 1.0
+            _release(token, [d.pk for d, _ in unsent])
+            results.update({str(d.pk): "skipped" for d, _ in unsent})
 
 
 def _start_window() -> float:
@@ -220,8 +366,11 @@ def _start_window() -> float:
     return max(lease - conf.TOTAL_TIMEOUT - 5.0, lease / 2)
 
 
-def _send_before(start_by: float, url: str, body: bytes, headers: dict[str, str]) -> Outcome | None:
-    """post(), unless the batch has waited past `start_by` for a free thread: then None, nothing sent."""
+def _send_before(start_by: float, send_at: float | None, url: str, body: bytes, headers: dict[str, str]):
+    """post() once the rate-capped slot `send_at` has come, unless that, or waiting for a free thread, is past
+    `start_by`: then None, nothing sent."""
+    if send_at is not None and send_at > time.monotonic():
+        time.sleep(send_at - time.monotonic())
     if time.monotonic() > start_by:
         return None
     return post(url, body, headers)
@@ -305,13 +454,15 @@ def _attempt_done(now) -> dict:
 _LOG_AND_SUCCEED_SQL = """
     SET LOCAL synchronous_commit TO OFF;
     INSERT INTO webhooks_deliveryattempt
-           (id, created_at, updated_at, organization_id, delivery_id, number, trigger, status_code, duration_ms,
-            response_body, error)
-    SELECT gen_random_uuid(), %(now)s, %(now)s, a.organization_id, a.delivery_id, a.number, a.trigger,
-           a.status_code, a.duration_ms, a.response_body, a.error
-      FROM unnest(%(organization_id)s::uuid[], %(delivery_id)s::uuid[], %(number)s::int[], %(trigger)s::text[],
-                  %(status_code)s::int[], %(duration_ms)s::int[], %(response_body)s::text[], %(error)s::text[])
-           AS a(organization_id, delivery_id, number, trigger, status_code, duration_ms, response_body, error);
+           (id, created_at, updated_at, organization_id, delivery_id, subscription_id, number, trigger, status_code,
+            duration_ms, response_body, error)
+    SELECT gen_random_uuid(), %(now)s, %(now)s, a.organization_id, a.delivery_id, a.subscription_id, a.number,
+           a.trigger, a.status_code, a.duration_ms, a.response_body, a.error
+      FROM unnest(%(organization_id)s::uuid[], %(delivery_id)s::uuid[], %(subscription_id)s::uuid[],
+                  %(number)s::int[], %(trigger)s::text[], %(status_code)s::int[], %(duration_ms)s::int[],
+                  %(response_body)s::text[], %(error)s::text[])
+           AS a(organization_id, delivery_id, subscription_id, number, trigger, status_code, duration_ms,
+                response_body, error);
     UPDATE webhooks_delivery AS d
        SET status = 'succeeded', succeeded_at = %(now)s, next_attempt_at = NULL, last_status_code = ok.status_code,
            last_error = '', claimed_until = NULL, claim_token = NULL, enqueued_at = NULL, next_trigger = 'scheduled',
@@ -330,6 +481,7 @@ def _log_and_record_successes(token, outcomes, now) -> set:
         "token": token,
         "organization_id": [d.organization_id for d, _ in outcomes],
         "delivery_id": [d.pk for d, _ in outcomes],
+        "subscription_id": [d.subscription_id for d, _ in outcomes],
         "number": [d.attempt_count for d, _ in outcomes],
         "trigger": [d.next_trigger for d, _ in outcomes],
         "status_code": [o.status_code for _, o in outcomes],
@@ -355,14 +507,21 @@ def _update_health(outcomes, mine, failed, now) -> None:
             by_sub.setdefault(delivery.subscription_id, (delivery.subscription, []))[1].append(outcome)
     for sub_id, (subscription, sub_outcomes) in by_sub.items():
         oks = [o.ok for o in sub_outcomes]
+        slow = [(reason, o) for o in sub_outcomes if (reason := slow_reason(o))]
+        if slow:
+            _slow_down(sub_id, slow, now)
         if all(oks):
-            # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot.
+            # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot;
+            # a slowed-down one gets its full share back with its first 2xx.
             stale = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
-            if subscription.failing_since is not None or stale:
-                Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=None)
+            if subscription.failing_since is not None or stale or _is_slowed(subscription):
+                Subscription.objects.filter(pk=sub_id).update(
+                    last_success_at=now, failing_since=None, **_FULL_SHARE
+                )
         elif any(oks):
             # Sent concurrently, so there is no "last" outcome: the endpoint answered, and a new streak starts now.
-            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=now)
+            changes = {} if slow else _FULL_SHARE
+            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=now, **changes)
         else:
             Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
     failing_subs = []
@@ -377,6 +536,43 @@ def _update_health(outcomes, mine, failed, now) -> None:
             failing_subs.append(sub_id)
     for sub_id in failing_subs:
         _disable_if_failing_too_long(sub_id, now)
+
+
+# Fair delivery's slow-down (docs/webhooks.md#fair-delivery), AIMD-like: each batch of results with a timeout, a
+# refused connection or a 429 halves the endpoint's in-flight limit (down to 1), so a hanging endpoint ends up holding
+# one sender thread in the whole pool; a 429's Retry-After also pauses its claims (at most MAX_PAUSE_SECONDS). Its
+# retries back off on the schedule, as every failure's. The first 2xx restores the full share at once.
+_FULL_SHARE = {"in_flight_limit": None, "slowed_reason": "", "slowed_at": None, "paused_until": None}
+MAX_PAUSE_SECONDS = 600
+
+
+def slow_reason(outcome: Outcome) -> str:
+    """Why this outcome slows its endpoint down ("" when it does not)."""
+    if outcome.status_code == 429:
+        return "The endpoint answered 429 Too Many Requests."
+    if outcome.status_code is None and outcome.error.startswith("Timeout"):
+        return f"The endpoint timed out ({outcome.error.removeprefix('Timeout: ')})."
+    if outcome.status_code is None and outcome.error.startswith("ConnectionError"):
+        return "The endpoint refused or dropped the connection."
+    return ""
+
+
+def _is_slowed(subscription: Subscription) -> bool:
+    return subscription.in_flight_limit is not None or subscription.paused_until is not None
+
+
+def _slow_down(sub_id, slow: list, now) -> None:
+    """Halves the endpoint's in-flight limit (at least 1) and records why; a 429's Retry-After pauses it too."""
+    reason, _ = slow[-1]
+    pauses = [o.retry_after for _, o in slow if o.status_code == 429 and o.retry_after]
+    changes = {
+        "in_flight_limit": Greatest(Value(1), Coalesce(F("in_flight_limit"), Value(conf.max_in_flight())) / 2),
+        "slowed_reason": reason,
+        "slowed_at": now,
+    }
+    if pauses:
+        changes["paused_until"] = now + timedelta(seconds=min(max(pauses), MAX_PAUSE_SECONDS))
+    Subscription.objects.filter(pk=sub_id).update(**changes)
 
 
 def _disable(subscription_id, reason: str, now) -> bool:

@@ -145,11 +145,28 @@ def _clean_description(description) -> str:
     return description
 
 
+MAX_RATE_LIMIT = 1000
+
+
+def _clean_rate_limit(value) -> int | None:
+    """None (no cap) or a whole number of deliveries per second, 1..1000 (docs/webhooks.md#rate-limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RATE_LIMIT:
+        raise ValidationFailed(
+            field_errors={"rate_limit_per_second": [f"Ensure this value is a whole number from 1 to {MAX_RATE_LIMIT}."]}
+        )
+    return value
+
+
 def _clean(changes: dict) -> dict:
-    """The cleaned value of each of url, events, description present in `changes`, every field checked before
-    anything is refused (one ValidationFailed naming them all). Resolves the URL's host (DNS): call it before
-    opening a transaction, never while one holds locks."""
-    cleaners = {"url": _clean_url, "events": _clean_events, "description": _clean_description}
+    """The cleaned value of each of url, events, description, rate_limit_per_second present in `changes`, every
+    field checked before anything is refused (one ValidationFailed naming them all). Resolves the URL's host (DNS):
+    call it before opening a transaction, never while one holds locks."""
+    cleaners = {
+        "url": _clean_url, "events": _clean_events, "description": _clean_description,
+        "rate_limit_per_second": _clean_rate_limit,
+    }
     cleaned, field_errors = {}, {}
     for field, cleaner in cleaners.items():
         if field not in changes:
@@ -163,13 +180,18 @@ def _clean(changes: dict) -> dict:
     return cleaned
 
 
-def subscription_create(*, org, url: str, events: list[str], description: str = "", enabled: bool = True):
+def subscription_create(
+    *, org, url: str, events: list[str], description: str = "", enabled: bool = True,
+    rate_limit_per_second: int | None = None,
+):
     """Creates a subscription with a fresh secret. Returns (subscription, plaintext secret): the only time the
     secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description) on bad input;
     the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf).
 
     The URL is vetted (DNS included) once, here, before the transaction opens: no network wait inside it."""
-    cleaned = _clean({"url": url, "events": events, "description": description})
+    cleaned = _clean(
+        {"url": url, "events": events, "description": description, "rate_limit_per_second": rate_limit_per_second}
+    )
     secret = crypto.generate_secret()
     with transaction.atomic():
         subscription = Subscription.objects.create(
@@ -183,10 +205,11 @@ def subscription_create(*, org, url: str, events: list[str], description: str = 
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
-    """Changes any of url, events, description, enabled (same rules as create). Turning delivery on or off
-    follows `Subscription.set_enabled` (enabling clears the disabled reason); deliveries of a disabled subscription
-    are not sent (recover them after re-enabling). The caller has already scoped `subscription` to the org. Input
-    (DNS included) is vetted before the row is locked; the change itself is one transaction."""
+    """Changes any of url, events, description, rate_limit_per_second, enabled (same rules as create). Turning
+    delivery on or off follows `Subscription.set_enabled` (enabling clears the disabled reason); deliveries of a
+    disabled subscription are not sent (recover them after re-enabling). The caller has already scoped
+    `subscription` to the org. Input (DNS included) is vetted before the row is locked; the change itself is one
+    transaction."""
     cleaned = _clean(changes)
     with transaction.atomic():
         locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
@@ -248,6 +271,7 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
         next_trigger=DeliveryAttempt.Trigger.MANUAL,
         enqueued_at=now,
         succeeded_at=None,
+        priority=0,
     )
     if not updated:
         raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
@@ -271,12 +295,13 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     return len(ids)
 
 
-# One statement: the rows it resets are exactly the rows it returns. Under READ COMMITTED a row another
+# One statement: the rows it resets are exactly the rows it returns. Priority 1: recovered deliveries queue behind
+# the subscription's live ones (sender._CLAIM_SQL). Under READ COMMITTED a row another
 # transaction changed meanwhile (a manual retry, a delete) is re-checked after its lock and left out.
 _RECOVER_SQL = """
     UPDATE webhooks_delivery
        SET status = %(pending)s, attempt_count = 0, next_attempt_at = %(now)s, next_trigger = %(manual)s,
-           enqueued_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
+           enqueued_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s, priority = 1
      WHERE subscription_id = %(subscription)s AND status = %(failed)s AND created_at >= %(since)s
     RETURNING id
 """

@@ -16,11 +16,13 @@ from .sender import due_deliveries, send_batch
 
 @shared_task(name="webhooks.deliver_batch", ignore_result=True)
 def deliver_batch(delivery_ids: list[str]) -> None:
-    """At most one HTTP attempt for each delivery that is due and unclaimed, plus other due deliveries up to the
-    batch size (they are waiting on the broker behind this task; their own tasks then find them claimed).
-    A duplicate run claims nothing and sends nothing."""
+    """Sends due deliveries fairly across subscriptions (sender.send_batch), one per sender thread, then more as
+    POSTs finish; the ids are what woke it (their deliveries, and others', are waiting on the broker behind it;
+    the ones an earlier task took are found claimed). A duplicate run sends nothing twice. When it stops while work
+    is still due (sender.REFILL_SECONDS), it queues a fresh task to carry on, so a backlog never waits for the sweep."""
     close_old_connections()  # connections are reused across tasks (CELERY_DB_REUSE_MAX); drop broken or old ones
-    send_batch(delivery_ids, extra=max(0, conf.batch_size() - len(delivery_ids)))
+    if send_batch(delivery_ids, extra=conf.send_threads()).more:
+        deliver_batch.apply_async(([],))
 
 
 # Batches of WEBHOOK_BATCH_SIZE ids per task; single-event commits coalesced for WEBHOOK_ENQUEUE_WINDOW_SECONDS.

@@ -37,7 +37,7 @@ def test_create_returns_201_with_the_secret_once_and_the_read_shape(api, org):
     sub = Subscription.objects.get(pk=data["id"])
     assert data == {
         "id": str(sub.pk), "url": URL, "events": ["call.ended", "contact.created"], "enabled": True,
-        "description": "CRM sync", "secret_preview": body["secret"][:8],
+        "description": "CRM sync", "secret_preview": body["secret"][:8], "rate_limit_per_second": None,
         "created_at": iso_ms(sub.created_at), "updated_at": iso_ms(sub.updated_at),
     }
     assert TS.match(data["created_at"])
@@ -269,3 +269,41 @@ def test_retry_and_recover_are_documented_as_202(db):
                  "/v1/webhook-subscriptions/{id}/recover"):
         responses = schema["paths"][path]["post"]["responses"]
         assert "202" in responses and not {"200", "201"} & set(responses), (path, sorted(responses))
+
+
+def test_rate_limit_per_second_is_set_on_create_changed_by_patch_and_cleared_with_null(api):
+    created = create(api, rate_limit_per_second=5)
+    assert created.status_code == 201 and created.json()["data"]["rate_limit_per_second"] == 5
+    sub_id = created.json()["data"]["id"]
+    assert Subscription.objects.get(pk=sub_id).rate_limit_per_second == 5
+    patched = api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"rate_limit_per_second": 1000}, format="json")
+    assert patched.status_code == 200 and patched.json()["data"]["rate_limit_per_second"] == 1000
+    assert api.get(f"/v1/webhook-subscriptions/{sub_id}").json()["data"]["rate_limit_per_second"] == 1000
+    cleared = api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"rate_limit_per_second": None}, format="json")
+    assert cleared.status_code == 200 and cleared.json()["data"]["rate_limit_per_second"] is None
+    assert Subscription.objects.get(pk=sub_id).rate_limit_per_second is None
+
+
+@pytest.mark.parametrize("value", [0, 1001, -3, 2.5, "5", True, [5]])
+def test_a_rate_limit_out_of_range_or_not_an_integer_is_a_400_naming_the_field_and_changes_nothing(api, value):
+    refused = create(api, rate_limit_per_second=value)
+    assert refused.status_code == 400
+    body = refused.json()
+    assert body["error"] == "Validation failed" and set(body["details"]["fieldErrors"]) == {"rate_limit_per_second"}
+    assert not Subscription.objects.exists()
+    sub_id = create(api, rate_limit_per_second=7).json()["data"]["id"]
+    patched = api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"rate_limit_per_second": value}, format="json")
+    assert patched.status_code == 400
+    assert set(patched.json()["details"]["fieldErrors"]) == {"rate_limit_per_second"}
+    assert Subscription.objects.get(pk=sub_id).rate_limit_per_second == 7
+
+
+def test_the_service_refuses_a_rate_limit_out_of_range_whatever_the_interface(org):
+    from voiceagent.errors import ValidationFailed
+    from webhooks.services import subscription_create
+
+    for value in (0, 1001, "5", 2.5):
+        with pytest.raises(ValidationFailed) as refused:
+            subscription_create(org=org, url=URL, events=["call.ended"], rate_limit_per_second=value)
+        assert set(refused.value.details["fieldErrors"]) == {"rate_limit_per_second"}
+    assert not Subscription.objects.exists()

@@ -120,7 +120,8 @@ def test_a_worker_killed_in_the_middle_of_a_batch_loses_nothing(org, celery_work
 
     with Receiver(delay=slow_first_time) as receiver:
         make_subscription(org, url=receiver.url)
-        worker = celery_worker_factory(concurrency=1, beat=True, env=FAST)
+        # An in-flight limit above the batch, so all six are in flight at once (fair delivery allows 4 by default).
+        worker = celery_worker_factory(concurrency=1, beat=True, env={**FAST, "WEBHOOK_MAX_IN_FLIGHT": "8"})
         with transaction.atomic():
             emitted = {emit(org=org, type="call.ended", data={"call_id": f"c-{n}"}).id for n in range(6)}
         receiver.wait_for(6)  # the whole batch in flight in one pool process

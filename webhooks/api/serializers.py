@@ -7,7 +7,7 @@ from voiceagent.api.serializers import StrictInputSerializer, TimestampField
 from voiceagent.api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
-from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS
+from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS, MAX_RATE_LIMIT
 from ..ssrf import MAX_URL_LENGTH
 
 
@@ -31,6 +31,9 @@ class SubscriptionSerializer(serializers.Serializer):
     enabled = serializers.BooleanField()
     description = serializers.CharField()
     secret_preview = serializers.CharField(help_text="The first 8 characters of the signing secret.")
+    rate_limit_per_second = serializers.IntegerField(
+        allow_null=True, help_text="The most deliveries per second this endpoint gets (null: no cap)."
+    )
     created_at = TimestampField()
     updated_at = TimestampField()
 
@@ -59,6 +62,11 @@ class SubscriptionCreateInput(StrictInputSerializer):
     events = EventTypesField(child=serializers.CharField(), help_text=f"Non-empty subset of {EVENT_TYPES}.")
     description = serializers.CharField(required=False, allow_blank=True, max_length=MAX_DESCRIPTION)
     enabled = serializers.BooleanField(required=False, default=True)
+    rate_limit_per_second = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_RATE_LIMIT,
+        help_text="At most this many deliveries per second to this endpoint, over any 10 s within 5% "
+        "(1..1000; null or absent: no cap).",
+    )
 
 
 class SubscriptionUpdateInput(SubscriptionCreateInput):

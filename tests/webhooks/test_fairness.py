@@ -1,0 +1,198 @@
+"""Fair delivery in the claim (docs/webhooks.md#fair-delivery): each subscription's in-flight limit, round robin
+across subscriptions, replay behind live traffic, the slow-down of an endpoint that times out, refuses or answers
+429, and the subscriber's rate cap as send slots. The real-worker drills are in test_fairness_drills.py."""
+
+import socket
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from tests.webhooks.helpers import make_subscription
+from tests.webhooks.receiver import Receiver
+from webhooks.models import Delivery, Subscription
+from webhooks.sender import _CLAIM_FAIR_SQL, claim, send_batch
+from webhooks.services import emit
+
+pytestmark = pytest.mark.usefixtures("allow_local")
+
+
+def due(org, sub, count, *, priority=0, ago=0.0):
+    """`count` pending deliveries to `sub`, due `ago` seconds ago (their events written directly)."""
+    from tests.webhooks.helpers import make_event
+
+    at = timezone.now() - timedelta(seconds=ago)
+    rows = [
+        Delivery(organization=org, event=make_event(org), subscription=sub, status="pending", next_attempt_at=at,
+                 priority=priority)
+        for _ in range(count)
+    ]
+    return Delivery.objects.bulk_create(rows)
+
+
+def by_sub(rows) -> Counter:
+    return Counter(row[4] for row in rows)
+
+
+def test_a_fair_claim_takes_every_subscriptions_first_before_anyones_second(org):
+    a, b, c = (make_subscription(org) for _ in range(3))
+    due(org, b, 30, ago=60)  # a backlog, oldest of all
+    due(org, c, 3, ago=30)
+    due(org, a, 1)
+    _, rows = claim(extra=5)
+    assert by_sub(rows) == {a.pk: 1, b.pk: 2, c.pk: 2}
+
+
+def test_a_subscription_never_has_more_than_its_in_flight_limit_claimed(org, settings):
+    busy, quiet = make_subscription(org), make_subscription(org)
+    due(org, busy, 20)
+    _, first = claim(extra=50)
+    assert by_sub(first) == {busy.pk: 4}
+    due(org, quiet, 2)
+    _, second = claim(extra=50)
+    assert by_sub(second) == {quiet.pk: 2}  # the busy one is at its limit; the quiet one is not held up by it
+    asked = list(Delivery.objects.filter(subscription=busy, claim_token__isnull=True).values_list("pk", flat=True))
+    assert claim(asked)[1] == []  # asked for by id, the limit holds too
+    settings.WEBHOOK_MAX_IN_FLIGHT = 6
+    _, third = claim(extra=50)
+    assert by_sub(third) == {busy.pk: 2}
+
+
+def test_a_lease_that_ran_out_frees_its_place(org):
+    sub = make_subscription(org)
+    due(org, sub, 6)
+    _, rows = claim(extra=10)
+    assert len(rows) == 4
+    Delivery.objects.filter(pk__in=[r[0] for r in rows[:3]]).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    _, again = claim(extra=10)
+    assert len(again) == 3
+
+
+def test_replays_queue_behind_the_subscriptions_live_deliveries_and_never_ahead_of_another_subscription(org, settings):
+    settings.WEBHOOK_MAX_IN_FLIGHT = 2
+    replaying, other = make_subscription(org), make_subscription(org)
+    replayed = due(org, replaying, 10, priority=1, ago=3600)  # older than anything live
+    live = due(org, replaying, 2, ago=1)
+    other_live = due(org, other, 1)
+    _, rows = claim(extra=3)
+    assert {r[0] for r in rows} == {d.pk for d in live + other_live}
+    assert not {r[0] for r in rows} & {d.pk for d in replayed}
+
+
+def test_a_replay_of_one_subscription_does_not_delay_the_first_delivery_of_another(org):
+    replaying, other = make_subscription(org), make_subscription(org)
+    due(org, replaying, 50, priority=1, ago=600)
+    fresh = due(org, other, 1)
+    _, rows = claim(extra=2)
+    assert fresh[0].pk in {r[0] for r in rows}
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once closed: connections are refused
+
+
+def make_due_again():
+    Delivery.objects.filter(status="pending").update(next_attempt_at=timezone.now())
+
+
+def test_an_endpoint_that_refuses_connections_is_slowed_down_and_gets_its_full_share_back_with_a_2xx(org):
+    sub = make_subscription(org, url=f"http://127.0.0.1:{closed_port()}/hook")
+    emit(org=org, type="call.ended", data={})
+    assert set(send_batch([], extra=8).values()) == {"retry"}
+    sub.refresh_from_db()
+    assert sub.in_flight_limit == 2 and sub.slowed_reason == "The endpoint refused or dropped the connection."
+    assert sub.slowed_at is not None
+    make_due_again()
+    send_batch([], extra=8)
+    sub.refresh_from_db()
+    assert sub.in_flight_limit == 1
+    due(org, sub, 5)
+    _, rows = claim(extra=8)
+    assert len(rows) == 1  # one POST in flight at a time now
+    Delivery.objects.update(claimed_until=None, claim_token=None)
+    with Receiver() as receiver:
+        Subscription.objects.filter(pk=sub.pk).update(url=receiver.url)
+        make_due_again()
+        assert by_sub(claim(extra=8)[1]) == {sub.pk: 1}
+        Delivery.objects.update(claimed_until=None, claim_token=None)
+        send_batch([], extra=1)  # one at a time until the first 2xx, then the whole share
+        assert len(receiver.calls) == 6
+    sub.refresh_from_db()
+    assert (sub.in_flight_limit, sub.slowed_reason, sub.slowed_at) == (None, "", None)
+    due(org, sub, 5)
+    _, rows = claim(extra=8)
+    assert len(rows) == 4  # the whole share at once
+
+
+def test_a_timeout_slows_the_endpoint_down(org, monkeypatch):
+    monkeypatch.setattr("webhooks.conf.TOTAL_TIMEOUT", 0.5)
+    with Receiver(delay=2.0) as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        emit(org=org, type="call.ended", data={})
+        assert set(send_batch([], extra=8).values()) == {"retry"}
+    sub.refresh_from_db()
+    assert sub.in_flight_limit == 2 and sub.slowed_reason.startswith("The endpoint timed out")
+
+
+def test_a_429_with_retry_after_pauses_the_endpoint_but_not_the_others(org):
+    with Receiver(status=429, headers={"Retry-After": "30"}) as limited, Receiver() as fine:
+        sub = make_subscription(org, url=limited.url)
+        other = make_subscription(org, url=fine.url)
+        emit(org=org, type="call.ended", data={})
+        before = timezone.now()
+        send_batch([], extra=8)
+        assert len(limited.calls) == 1 and len(fine.calls) == 1
+    sub.refresh_from_db()
+    assert sub.slowed_reason == "The endpoint answered 429 Too Many Requests." and sub.in_flight_limit == 2
+    assert before + timedelta(seconds=29) < sub.paused_until < timezone.now() + timedelta(seconds=31)
+    make_due_again()
+    due(org, other, 1)
+    _, rows = claim(extra=8)
+    assert by_sub(rows) == {other.pk: 1}  # nothing for the paused endpoint, even though it is due
+    Subscription.objects.filter(pk=sub.pk).update(paused_until=timezone.now() - timedelta(seconds=1))
+    _, rows = claim(extra=8)
+    assert by_sub(rows) == {sub.pk: 1}
+
+
+def test_a_rate_capped_subscription_gets_send_slots_one_period_apart(org, settings):
+    settings.WEBHOOK_MAX_IN_FLIGHT = 50
+    sub = make_subscription(org)
+    Subscription.objects.filter(pk=sub.pk).update(rate_limit_per_second=5)
+    due(org, sub, 20)
+    before = timezone.now()
+    _, rows = claim(extra=50)
+    slots = sorted(r[7] for r in rows)
+    assert len(slots) == 5  # the slots of the next second only
+    assert all(abs((b - a).total_seconds() - 0.2) < 1e-3 for a, b in zip(slots, slots[1:], strict=False))
+    assert before <= slots[0] <= timezone.now()
+    sub.refresh_from_db()
+    assert abs((sub.rate_tat - slots[-1]).total_seconds() - 0.2) < 1e-3
+    _, rows = claim(extra=50)
+    assert rows == []  # the next second is handed out already
+    uncapped = make_subscription(org)
+    due(org, uncapped, 3)
+    _, rows = claim(extra=50)
+    assert by_sub(rows) == {uncapped.pk: 3} and all(r[7] is None for r in rows)
+
+
+def test_the_fair_claim_reads_indexes_only(org):
+    """The plan of the claim (docs/webhooks.md#fair-delivery): which subscriptions have pending deliveries by a skip
+    scan of the pending index, each one's due deliveries and its in-flight count by index, no sequential scan of the
+    delivery or attempt tables whatever their size."""
+    sub = make_subscription(org)
+    due(org, sub, 3)
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")  # a tiny test table would make a scan the cheapest plan
+        sql = _CLAIM_FAIR_SQL.split("SELECT pg_advisory_xact_lock(%(lock)s);")[1]
+        now = timezone.now()
+        cursor.execute("EXPLAIN " + sql, {
+            "now": now, "until": now, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0,
+        })
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("RESET enable_seqscan")
+    assert "Seq Scan on webhooks_delivery" not in plan
+    assert "webhooks_delivery_sub_due" in plan and "webhooks_delivery_inflight" in plan
