@@ -5,7 +5,8 @@ class CallsConfig(AppConfig):
     name = "calls"
 
     def ready(self):
-        from knowledge.services import calendar_delete_guard  # noqa: PLC0415 - apps are loaded only now
+        from knowledge.models import Calendar  # noqa: PLC0415 - apps are loaded only now
+        from knowledge.services import delete_guard  # noqa: PLC0415
         from webhooks.catalog import register_example  # noqa: PLC0415
 
         from .examples import BUILDERS  # noqa: PLC0415
@@ -13,4 +14,4 @@ class CallsConfig(AppConfig):
 
         for event_type, builder in BUILDERS.items():
             register_example(event_type, builder)
-        calendar_delete_guard(refuse_calendar_delete_with_upcoming)
+        delete_guard(Calendar, refuse_calendar_delete_with_upcoming)

@@ -1,24 +1,19 @@
 """Request shapes of the agent runtime API. Strict: an unknown key is a 400, so a runtime bug shows at once."""
 
-import zoneinfo
-
 from rest_framework import serializers
 
 from calls.evidence import MAX_QUOTE_CHARS, MAX_QUOTES_PER_CALL, MAX_QUOTES_PER_CHECK
 from calls.models import Call, CallbackRequest, Classification, Escalation
 from calls.services.orders import TIME_UNITS
+from knowledge.timezones import is_timezone
 from voiceagent.api.serializers import StrictInputSerializer
 
 FREE_TEXT = 5000
 
 
 def _validate_timezone(value):
-    if value is None:
-        return value
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise serializers.ValidationError("Not an IANA time zone name.") from None
+    if value is not None and not is_timezone(value):
+        raise serializers.ValidationError("Not an IANA time zone name.")
     return value
 
 

@@ -59,7 +59,7 @@ def booking_cancel(*, booking: Booking) -> tuple[Booking, bool]:
 
 def refuse_calendar_delete_with_upcoming(calendar: Calendar) -> None:
     """Conflict (`details.field` = `bookings`) while the calendar has upcoming confirmed bookings. Registered with
-    knowledge.services.calendar_delete_guard; runs with the calendar's row locked, so no booking slips in meanwhile
+    knowledge.services.delete_guard; runs with the calendar's row locked, so no booking slips in meanwhile
     (booking_insert locks the same row)."""
     if calendar.bookings.filter(status=Booking.Status.CONFIRMED, end_at__gt=timezone.now()).exists():
         raise Conflict("bookings", "This calendar has upcoming confirmed bookings: cancel them first.")

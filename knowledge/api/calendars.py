@@ -13,6 +13,8 @@ from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
+from .serializers import service_args
+
 CALENDAR_TAGS = ["Calendars"]
 ID_PARAMETER = OpenApiParameter(
     "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The resource id. Another organization's id is 404."
@@ -62,8 +64,7 @@ class CalendarInput(StrictInputSerializer):
 
 
 def _calendar_args(data: dict) -> dict:
-    renamed = {"location_id": "location", "timezone": "timezone_name"}
-    return {renamed.get(key, key): value for key, value in data.items()}
+    return service_args(data, location_id="location", timezone="timezone_name")
 
 
 CALENDAR_RESPONSE = envelope(CalendarSerializer)
@@ -84,7 +85,7 @@ class CalendarListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(CalendarInput)
-        calendar = services.calendar_create(org=self.org, **_calendar_args(data))
+        calendar = services.calendar_create(org=self.org, actor=self.api_key, **_calendar_args(data))
         return data_response(CalendarSerializer(calendar).data, status=201)
 
 
@@ -102,7 +103,7 @@ class CalendarDetailView(OrgAPIView):
     def patch(self, request, id):  # noqa: A002
         calendar = self.get_object(id)
         data = self.validate_body(CalendarInput, partial=True)
-        calendar = services.calendar_update(calendar=calendar, **_calendar_args(data))
+        calendar = services.calendar_update(calendar=calendar, actor=self.api_key, **_calendar_args(data))
         return data_response(CalendarSerializer(calendar).data)
 
     @extend_schema(
@@ -112,5 +113,5 @@ class CalendarDetailView(OrgAPIView):
         parameters=[ID_PARAMETER], responses={204: None, **error_responses(403, 404, 409)},
     )
     def delete(self, request, id):  # noqa: A002
-        services.calendar_delete(calendar=self.get_object(id))
+        services.calendar_delete(calendar=self.get_object(id), actor=self.api_key)
         return Response(status=204)

@@ -12,6 +12,8 @@ from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
+from .serializers import service_args
+
 TAGS = ["Escalation rules"]
 ID_PARAMETER = OpenApiParameter(
     "id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The rule id. Another organization's id is 404."
@@ -79,8 +81,7 @@ def add_rule_conditions(result, generator, request, public):
 
 
 def _service_args(data: dict) -> dict:
-    renamed = {"destination_team_member_id": "destination_team_member", "location_id": "location"}
-    return {renamed.get(key, key): value for key, value in data.items()}
+    return service_args(data, destination_team_member_id="destination_team_member", location_id="location")
 
 
 RULE_RESPONSE = envelope(EscalationRuleSerializer)
@@ -105,7 +106,7 @@ class EscalationRuleListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(EscalationRuleInput)
-        rule = services.escalation_rule_create(org=self.org, **_service_args(data))
+        rule = services.escalation_rule_create(org=self.org, actor=self.api_key, **_service_args(data))
         return data_response(EscalationRuleSerializer(rule).data, status=201)
 
 
@@ -126,12 +127,12 @@ class EscalationRuleDetailView(OrgAPIView):
     def patch(self, request, id):  # noqa: A002
         rule = self.get_object(id)
         data = self.validate_body(EscalationRuleInput, partial=True)
-        rule = services.escalation_rule_update(rule=rule, **_service_args(data))
+        rule = services.escalation_rule_update(rule=rule, actor=self.api_key, **_service_args(data))
         return data_response(EscalationRuleSerializer(rule).data)
 
     @extend_schema(operation_id="escalation_rules_destroy", summary="Delete an escalation rule", tags=TAGS,
                    description="Past escalations stay, with the rule's name (their `rule_id` becomes null).",
                    parameters=[ID_PARAMETER], responses={204: None, **error_responses(403, 404)})
     def delete(self, request, id):  # noqa: A002
-        services.escalation_rule_delete(rule=self.get_object(id))
+        services.escalation_rule_delete(rule=self.get_object(id), actor=self.api_key)
         return Response(status=204)

@@ -6,6 +6,13 @@ from knowledge.models import Fact, Location, TeamMember
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer
 from voiceagent.sqljson import column
 
+
+def service_args(data: dict, **renamed: str) -> dict:
+    """A validated body as the service's keyword arguments: the API's `<relation>_id` names become the
+    service's (`service_args(data, location_id="location")`)."""
+    return {renamed.get(key, key): value for key, value in data.items()}
+
+
 # --- Output shapes (docs/api.md#resources) -----------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from .serializers import (
     LocationSerializer,
     TeamMemberInputSerializer,
     TeamMemberSerializer,
+    service_args,
 )
 
 # One component per envelope: drf-spectacular warns about (and mis-renders) two inline serializers of one name.
@@ -70,10 +71,7 @@ class LocationDetailView(OrgAPIView):
 
 
 def _fact_changes(data: dict) -> dict:
-    changes = {key: value for key, value in data.items() if key != "location_id"}
-    if "location_id" in data:
-        changes["location"] = data["location_id"]
-    return changes
+    return service_args(data, location_id="location")
 
 
 class FactListView(OrgAPIView):
@@ -100,7 +98,7 @@ class FactListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(FactInputSerializer)
-        fact = services.fact_create(org=self.org, **_fact_changes(data))
+        fact = services.fact_create(org=self.org, actor=self.api_key, **_fact_changes(data))
         return data_response(FactSerializer(fact).data, status=201)
 
 
@@ -129,7 +127,7 @@ class FactDetailView(OrgAPIView):
     def patch(self, request, id):
         fact = self.get_object(id)
         data = self.validate_body(FactInputSerializer, partial=True)
-        fact = services.fact_update(fact=fact, **_fact_changes(data))
+        fact = services.fact_update(fact=fact, actor=self.api_key, **_fact_changes(data))
         return data_response(FactSerializer(fact).data)
 
     @extend_schema(
@@ -146,7 +144,7 @@ class FactDetailView(OrgAPIView):
         fact = self.get_object(id)
         data = self.validate_body(FactInputSerializer)
         data.setdefault("location_id", None)
-        fact = services.fact_update(fact=fact, **_fact_changes(data))
+        fact = services.fact_update(fact=fact, actor=self.api_key, **_fact_changes(data))
         return data_response(FactSerializer(fact).data)
 
     @extend_schema(
@@ -157,7 +155,7 @@ class FactDetailView(OrgAPIView):
         tags=["Facts"],
     )
     def delete(self, request, id):
-        services.fact_delete(fact=self.get_object(id))
+        services.fact_delete(fact=self.get_object(id), actor=self.api_key)
         return Response(status=204)
 
 
@@ -186,7 +184,7 @@ class TeamMemberListView(OrgAPIView):
     )
     def post(self, request):
         data = self.validate_body(TeamMemberInputSerializer)
-        member = services.team_member_create(org=self.org, **data)
+        member = services.team_member_create(org=self.org, actor=self.api_key, **data)
         return data_response(TeamMemberSerializer(member).data, status=201)
 
 
@@ -216,7 +214,7 @@ class TeamMemberDetailView(OrgAPIView):
     def patch(self, request, id):
         member = self.get_object(id)
         data = self.validate_body(TeamMemberInputSerializer, partial=True)
-        member = services.team_member_update(member=member, **data)
+        member = services.team_member_update(member=member, actor=self.api_key, **data)
         return data_response(TeamMemberSerializer(member).data)
 
     @extend_schema(
@@ -228,5 +226,5 @@ class TeamMemberDetailView(OrgAPIView):
         tags=["Team members"],
     )
     def delete(self, request, id):
-        services.team_member_delete(member=self.get_object(id))
+        services.team_member_delete(member=self.get_object(id), actor=self.api_key)
         return Response(status=204)
