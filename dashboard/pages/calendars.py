@@ -1,23 +1,19 @@
 """Settings → Calendars: members read; admins create, edit (the weekly-hours editor) and delete calendars through
-`calls.services.configuration.calendar_*`, the services /v1/calendars uses."""
-
-from functools import cache
-from zoneinfo import available_timezones
+`knowledge.services.calendar_*`, the services /v1/calendars uses."""
 
 from django import forms
-from django.contrib import messages
 from django.shortcuts import redirect
-from django.views.generic import FormView, TemplateView
+from django.views.generic import TemplateView
 
 from calls.models import Booking
-from knowledge import selectors as org_selectors
-from knowledge import services as configuration
+from knowledge import selectors, services
 from knowledge.models import Calendar
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
+from knowledge.timezones import timezone_choices
+from voiceagent.errors import ValidationFailed
 
 from ..forms import DashboardForm
-from ..mixins import AdminRequiredMixin, OrgMixin
+from ..mixins import OrgMixin
+from .knowledge_rows import KnowledgeDeleteView, KnowledgeFormView, KnowledgeRowMixin
 
 
 class CalendarForm(DashboardForm):
@@ -78,11 +74,6 @@ class CalendarForm(DashboardForm):
 
 
 
-@cache
-def _timezones() -> list[str]:
-    return sorted(available_timezones() - {"Factory", "localtime"})
-
-
 class CalendarListView(OrgMixin, TemplateView):
     template_name = "dashboard/settings/calendars.html"
 
@@ -92,78 +83,60 @@ class CalendarListView(OrgMixin, TemplateView):
         return super().get_context_data(rows=rows, days=CalendarForm.DAY_LABELS, **kwargs)
 
 
-class CalendarFormMixin(AdminRequiredMixin):
+class CalendarFormMixin:
     template_name = "dashboard/settings/calendar_form.html"
     form_class = CalendarForm
+    list_url = "dashboard:calendars"
+    conflict = "A calendar with this name already exists."
+    missing = "That location no longer exists."
 
     def get_form_kwargs(self):
-        return {**super().get_form_kwargs(), "locations": org_selectors.location_list(org=self.org).order_by("name")}
+        return {**super().get_form_kwargs(), "locations": selectors.location_list(org=self.org).order_by("name")}
 
     def get_context_data(self, **kwargs):
-        return super().get_context_data(timezones=_timezones(), **kwargs)
+        return super().get_context_data(timezones=timezone_choices(), **kwargs)
 
-    def form_valid(self, form):
-        try:
-            calendar = self.save(form.service_values())
-        except (ValidationFailed, Conflict, NotFound) as exc:
-            if isinstance(exc, NotFound):
-                exc = ValidationFailed(form_errors=["That location no longer exists."])
-            elif isinstance(exc, Conflict):
-                exc.message = "A calendar with this name already exists."
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
-        messages.success(self.request, f"Calendar “{calendar.name}” saved. The agent books into it from its next "
-                                       "knowledge read.")
-        return redirect("dashboard:calendars")
+    def saved(self, calendar) -> str:
+        return f"Calendar “{calendar.name}” saved. The agent books into it from its next knowledge read."
 
 
-class CalendarCreateView(CalendarFormMixin, FormView):
+class CalendarCreateView(CalendarFormMixin, KnowledgeFormView):
     def get_initial(self):
         return {"timezone": "UTC", "slot_minutes": 30}
 
-    def save(self, values):
-        return configuration.calendar_create(org=self.org, **values)
+    def write(self, form):
+        return services.calendar_create(org=self.org, actor=self.request.user, **form.service_values())
 
 
-class CalendarMixin(AdminRequiredMixin):
-    def get_calendar(self) -> Calendar:
-        if not hasattr(self, "_calendar"):
-            self._calendar = get_for_org(Calendar, self.org, self.kwargs["calendar_id"])
-        return self._calendar
+class CalendarMixin(KnowledgeRowMixin):
+    rows, url_kwarg, context_name = Calendar, "calendar_id", "calendar"
 
 
-class CalendarEditView(CalendarFormMixin, CalendarMixin, FormView):
+class CalendarEditView(CalendarFormMixin, CalendarMixin, KnowledgeFormView):
     def get_initial(self):
-        calendar = self.get_calendar()
+        calendar = self.get_row()
         return {"name": calendar.name, "timezone": calendar.timezone, "slot_minutes": calendar.slot_minutes,
                 "location": str(calendar.location_id or ""), **CalendarForm.initial_hours(calendar.weekly_hours)}
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(calendar=self.get_calendar(), **kwargs)
-
-    def save(self, values):
-        calendar = self.get_calendar()
-        try:
-            return configuration.calendar_update(calendar=calendar, **values)
-        except (ValidationFailed, Conflict, NotFound):
-            calendar.refresh_from_db()
-            raise
+    def write(self, form):
+        return services.calendar_update(calendar=self.get_row(), actor=self.request.user, **form.service_values())
 
 
-class CalendarDeleteView(CalendarMixin, TemplateView):
+class CalendarDeleteView(CalendarMixin, KnowledgeDeleteView):
+    """Refused while upcoming confirmed bookings remain: the page lists them."""
+
     template_name = "dashboard/settings/calendar_delete.html"
+    list_url = "dashboard:calendars"
 
     def get_context_data(self, **kwargs):
-        calendar = self.get_calendar()
-        upcoming = calendar.bookings.filter(status=Booking.Status.CONFIRMED).order_by("start_at")
-        return super().get_context_data(calendar=calendar, upcoming=upcoming, **kwargs)
+        upcoming = self.get_row().bookings.filter(status=Booking.Status.CONFIRMED).order_by("start_at")
+        return super().get_context_data(upcoming=upcoming, **kwargs)
 
-    def post(self, request, *args, **kwargs):
-        calendar = self.get_calendar()
-        try:
-            configuration.calendar_delete(calendar=calendar)
-        except Conflict as exc:
-            messages.error(request, str(exc))
-            return redirect("dashboard:calendar-delete", calendar_id=calendar.pk)
-        messages.success(request, f"Calendar “{calendar.name}” deleted. Its past bookings stay.")
-        return redirect("dashboard:calendars")
+    def delete(self, calendar) -> None:
+        services.calendar_delete(calendar=calendar, actor=self.request.user)
+
+    def deleted(self, calendar) -> str:
+        return f"Calendar “{calendar.name}” deleted. Its past bookings stay."
+
+    def refused_redirect(self, calendar):
+        return redirect("dashboard:calendar-delete", calendar_id=calendar.pk)

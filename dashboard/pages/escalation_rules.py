@@ -1,21 +1,19 @@
 """Settings → Escalation rules: members read; admins create, edit, switch on and off, and delete, through
-`calls.services.configuration.escalation_rule_*` (the same services as /v1/escalation-rules). Every change reaches
+`knowledge.services.escalation_rule_*` (the same services as /v1/escalation-rules). Every change reaches
 the agent on its next knowledge read."""
 
 from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views import View
-from django.views.generic import FormView, TemplateView
+from django.views.generic import TemplateView
 
-from knowledge import selectors as org_selectors
-from knowledge import services as configuration
+from knowledge import selectors, services
 from knowledge.models import EscalationRule
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from ..forms import DashboardForm
-from ..mixins import AdminRequiredMixin, OrgMixin
+from ..mixins import OrgMixin
+from .knowledge_rows import KnowledgeDeleteView, KnowledgeFormView, KnowledgeRowMixin
 
 
 class EscalationRuleForm(DashboardForm):
@@ -74,64 +72,44 @@ class EscalationRuleListView(OrgMixin, TemplateView):
         return super().get_context_data(rules=rules, **kwargs)
 
 
-class EscalationRuleFormMixin(AdminRequiredMixin):
+class EscalationRuleFormMixin:
     template_name = "dashboard/settings/escalation_rule_form.html"
     form_class = EscalationRuleForm
+    list_url = "dashboard:escalation-rules"
+    conflict = "A rule with this name already exists."
+    missing = "That team member or location no longer exists."  # deleted while the form was open
+    field_names = {"destination_team_member_id": "destination_team_member"}
 
     def get_form_kwargs(self):
         return {**super().get_form_kwargs(),
-                "team_members": org_selectors.team_member_list(org=self.org).order_by("name"),
-                "locations": org_selectors.location_list(org=self.org).order_by("name")}
+                "team_members": selectors.team_member_list(org=self.org).order_by("name"),
+                "locations": selectors.location_list(org=self.org).order_by("name")}
 
-    def form_valid(self, form):
-        try:
-            rule = self.save(form.cleaned_data)
-        except (ValidationFailed, Conflict, NotFound) as exc:
-            if isinstance(exc, NotFound):  # a team member or location deleted while the form was open
-                exc = ValidationFailed(form_errors=["That team member or location no longer exists."])
-            elif isinstance(exc, Conflict):
-                exc.message = "A rule with this name already exists."
-            if isinstance(exc, ValidationFailed):
-                fields = exc.details.get("fieldErrors", {})
-                if "destination_team_member_id" in fields:
-                    fields["destination_team_member"] = fields.pop("destination_team_member_id")
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
+    def saved(self, rule) -> str:
         after = "The agent uses it from its next knowledge read." if rule.enabled else "It is off."
-        messages.success(self.request, f"Escalation rule “{rule.name}” saved. {after}")
-        return redirect("dashboard:escalation-rules")
+        return f"Escalation rule “{rule.name}” saved. {after}"
 
 
-class EscalationRuleCreateView(EscalationRuleFormMixin, FormView):
-    def save(self, data):
-        return configuration.escalation_rule_create(org=self.org, **data)
+class EscalationRuleCreateView(EscalationRuleFormMixin, KnowledgeFormView):
+    def write(self, form):
+        return services.escalation_rule_create(org=self.org, actor=self.request.user, **form.cleaned_data)
 
 
-class EscalationRuleMixin(AdminRequiredMixin):
-    def get_rule(self) -> EscalationRule:
-        if not hasattr(self, "_rule"):
-            self._rule = get_for_org(EscalationRule, self.org, self.kwargs["rule_id"])
-        return self._rule
+class EscalationRuleMixin(KnowledgeRowMixin):
+    rows, url_kwarg, context_name = EscalationRule, "rule_id", "rule"
 
 
-class EscalationRuleEditView(EscalationRuleFormMixin, EscalationRuleMixin, FormView):
+class EscalationRuleEditView(EscalationRuleFormMixin, EscalationRuleMixin, KnowledgeFormView):
     def get_initial(self):
-        rule = self.get_rule()
+        rule = self.get_row()
         return {"name": rule.name, "description": rule.description, "keywords": "\n".join(rule.keywords),
                 "destination_type": rule.destination_type, "enabled": rule.enabled,
                 "destination_team_member": str(rule.destination_team_member_id or ""),
                 "destination_phone": rule.destination_phone or "", "location": str(rule.location_id or "")}
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(rule=self.get_rule(), **kwargs)
-
-    def save(self, data):
-        rule = self.get_rule()
-        try:
-            return configuration.escalation_rule_update(rule=rule, **data)
-        except (ValidationFailed, Conflict, NotFound):
-            rule.refresh_from_db()  # the service set the refused values on this instance
-            raise
+    def write(self, form):
+        # The whole form: its clean() nulls the destination the type does not use, which the rule needs as one.
+        return services.escalation_rule_update(rule=self.get_row(), actor=self.request.user, **form.cleaned_data)
 
 
 class EscalationRuleEnabledView(EscalationRuleMixin, View):
@@ -140,19 +118,18 @@ class EscalationRuleEnabledView(EscalationRuleMixin, View):
     http_method_names = ["post"]
 
     def post(self, request, *args, **kwargs):
-        rule = configuration.escalation_rule_update(rule=self.get_rule(), enabled=request.POST.get("enabled") == "1")
+        rule = services.escalation_rule_update(rule=self.get_row(), actor=request.user,
+                                               enabled=request.POST.get("enabled") == "1")
         messages.success(request, f"“{rule.name}” is {'on' if rule.enabled else 'off'} from the agent's next read.")
         return redirect("dashboard:escalation-rules")
 
 
-class EscalationRuleDeleteView(EscalationRuleMixin, TemplateView):
+class EscalationRuleDeleteView(EscalationRuleMixin, KnowledgeDeleteView):
     template_name = "dashboard/settings/escalation_rule_delete.html"
+    list_url = "dashboard:escalation-rules"
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(rule=self.get_rule(), **kwargs)
+    def delete(self, rule) -> None:
+        services.escalation_rule_delete(rule=rule, actor=self.request.user)
 
-    def post(self, request, *args, **kwargs):
-        rule = self.get_rule()
-        configuration.escalation_rule_delete(rule=rule)
-        messages.success(request, f"Escalation rule “{rule.name}” deleted. Past escalations keep its name.")
-        return redirect("dashboard:escalation-rules")
+    def deleted(self, rule) -> str:
+        return f"Escalation rule “{rule.name}” deleted. Past escalations keep its name."

@@ -1,24 +1,22 @@
 """The knowledge base: the facts the agent answers from, listed by location; admins create, edit and delete them.
 
-Every write goes through `orgs.services.fact_*`, which bumps the org's knowledge version in the same
-transaction, so the agent runtime's next knowledge read (a new ETag, orgs.selectors.knowledge_etag) already has it.
+Every write goes through `knowledge.services.fact_*`, which bumps the org's knowledge version in the same
+transaction, so the agent runtime's next knowledge read (a new ETag, knowledge.selectors.knowledge_etag) already
+has it.
 Members read; only admins write (what the agent tells callers is an admin's call).
 """
 
 from django import forms
-from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import redirect
-from django.views.generic import FormView, TemplateView
+from django.views.generic import TemplateView
 
 from calls.selectors import calls_with_unanswered_questions, fact_use_counts
 from knowledge import selectors, services
 from knowledge.models import Fact
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from ..forms import DashboardForm
-from ..mixins import AdminRequiredMixin, OrgMixin
+from ..mixins import OrgMixin
+from .knowledge_rows import KnowledgeDeleteView, KnowledgeFormView, KnowledgeRowMixin, changed
 
 SERVED_NEXT_READ = "The agent gets it on its very next knowledge read: no restart, no wait."
 
@@ -69,80 +67,51 @@ class KnowledgeView(OrgMixin, TemplateView):
 class FactFormMixin:
     template_name = "dashboard/knowledge/form.html"
     form_class = FactForm
+    list_url = "dashboard:knowledge"
+    conflict = "A fact with this label already exists."
+    missing, missing_field = "This location no longer exists. Choose another.", "location"
 
     def get_form_kwargs(self):
-        kwargs = super().get_form_kwargs()
-        kwargs["locations"] = selectors.location_list(org=self.org).order_by("name", "id")
-        return kwargs
+        return {**super().get_form_kwargs(), "locations": selectors.location_list(org=self.org).order_by("name", "id")}
 
-    def save(self, form):
-        raise NotImplementedError
-
-    def form_valid(self, form):
-        try:
-            fact = self.save(form)
-        except (ValidationFailed, Conflict) as exc:
-            if isinstance(exc, Conflict):
-                exc.message = "A fact with this label already exists."
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
-        except NotFound:
-            # The chosen location was deleted meanwhile.
-            form.add_error("location", "This location no longer exists. Choose another.")
-            return self.form_invalid(form)
-        messages.success(self.request, f"Fact “{fact.label}” saved. {SERVED_NEXT_READ}")
-        return redirect("dashboard:knowledge")
+    def saved(self, fact) -> str:
+        return f"Fact “{fact.label}” saved. {SERVED_NEXT_READ}"
 
 
-class FactCreateView(FactFormMixin, AdminRequiredMixin, FormView):
+class FactCreateView(FactFormMixin, KnowledgeFormView):
     def get_initial(self):
         # "Add a fact" from a location's group preselects that location; from an unanswered question (the
         # Unanswered questions page, a call page), the question is the label to answer.
         return {"location": self.request.GET.get("location", ""), "label": self.request.GET.get("label", "")[:200],
                 "content": self.request.GET.get("content", "")[:10_000]}
 
-    def save(self, form):
-        return services.fact_create(org=self.org, **form.cleaned_data)
+    def write(self, form):
+        return services.fact_create(org=self.org, actor=self.request.user, **form.cleaned_data)
 
 
-class FactMixin(AdminRequiredMixin):
-    def get_fact(self) -> Fact:
-        if not hasattr(self, "_fact"):
-            self._fact = get_for_org(Fact.objects.select_related("location"), self.org, self.kwargs["fact_id"])
-        return self._fact
+class FactMixin(KnowledgeRowMixin):
+    rows = Fact.objects.select_related("location")
+    url_kwarg, context_name = "fact_id", "fact"
 
 
-class FactEditView(FactFormMixin, FactMixin, FormView):
+class FactEditView(FactFormMixin, FactMixin, KnowledgeFormView):
     def get_initial(self):
-        fact = self.get_fact()
+        fact = self.get_row()
         return {"label": fact.label, "content": fact.content, "location": str(fact.location_id or "")}
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(fact=self.get_fact(), **kwargs)
-
-    def save(self, form):
-        fact = self.get_fact()
-        changes = {field: form.cleaned_data[field] for field in form.changed_data}
-        try:
-            return services.fact_update(fact=fact, **changes) if changes else fact
-        except (ValidationFailed, Conflict, NotFound):
-            fact.refresh_from_db()  # the service set the refused values on this instance
-            raise
+    def write(self, form):
+        return services.fact_update(fact=self.get_row(), actor=self.request.user, **changed(form))
 
 
-class FactDeleteView(FactMixin, TemplateView):
-    """GET asks for confirmation; POST deletes."""
-
+class FactDeleteView(FactMixin, KnowledgeDeleteView):
     template_name = "dashboard/knowledge/delete.html"
+    list_url = "dashboard:knowledge"
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(fact=self.get_fact(), **kwargs)
+    def delete(self, fact) -> None:
+        services.fact_delete(fact=fact, actor=self.request.user)
 
-    def post(self, request, *args, **kwargs):
-        fact = self.get_fact()
-        services.fact_delete(fact=fact)
-        messages.success(request, f"Fact “{fact.label}” deleted. The agent stops using it on its next read.")
-        return redirect("dashboard:knowledge")
+    def deleted(self, fact) -> str:
+        return f"Fact “{fact.label}” deleted. The agent stops using it on its next read."
 
 
 class UnansweredQuestionsView(OrgMixin, TemplateView):

@@ -1,5 +1,5 @@
 """Team members (the people the agent takes messages for and escalates to): members read; admins create,
-edit and delete through `orgs.services.team_member_*`.
+edit and delete through `knowledge.services.team_member_*`.
 
 A team member who is a platform user (linked to a dashboard login) is shown locked and has no edit or delete
 controls, for admins too, and the service refuses (403) a forged POST just as it refuses the API. That record
@@ -8,17 +8,15 @@ the dashboard knows.
 """
 
 from django import forms
-from django.contrib import messages
-from django.shortcuts import redirect
-from django.views.generic import FormView, TemplateView
+from django.views.generic import TemplateView
 
 from knowledge import selectors, services
 from knowledge.models import TeamMember
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, Forbidden, ValidationFailed
+from voiceagent.errors import Forbidden
 
 from ..forms import DashboardForm
-from ..mixins import AdminRequiredMixin, OrgMixin
+from ..mixins import OrgMixin
+from .knowledge_rows import KnowledgeDeleteView, KnowledgeFormView, KnowledgeRowMixin, changed
 
 
 class TeamMemberForm(DashboardForm):
@@ -43,65 +41,48 @@ class TeamListView(OrgMixin, TemplateView):
 class TeamMemberFormMixin:
     template_name = "dashboard/team/form.html"
     form_class = TeamMemberForm
+    list_url = "dashboard:team"
 
-    def form_valid(self, form):
-        try:
-            member = self.save(form)
-        except (ValidationFailed, Conflict) as exc:
-            form.apply_domain_error(exc)
-            return self.form_invalid(form)
-        messages.success(self.request, f"{member.name} saved. The agent knows the change from its next read.")
-        return redirect("dashboard:team")
+    def saved(self, member) -> str:
+        return f"{member.name} saved. The agent knows the change from its next read."
 
 
-class TeamMemberCreateView(TeamMemberFormMixin, AdminRequiredMixin, FormView):
-    def save(self, form):
-        return services.team_member_create(org=self.org, **form.cleaned_data)
+class TeamMemberCreateView(TeamMemberFormMixin, KnowledgeFormView):
+    def write(self, form):
+        return services.team_member_create(org=self.org, actor=self.request.user, **form.cleaned_data)
 
 
-class TeamMemberMixin(AdminRequiredMixin):
-    def get_member(self) -> TeamMember:
-        if not hasattr(self, "_member"):
-            self._member = get_for_org(TeamMember, self.org, self.kwargs["member_id"])
-            if self._member.is_platform_user:
-                raise Forbidden("A team member who is a platform user cannot be changed here.")
-        return self._member
+class TeamMemberMixin(KnowledgeRowMixin):
+    rows, url_kwarg, context_name = TeamMember, "member_id", "team_member"
+
+    def get_row(self) -> TeamMember:
+        member = super().get_row()
+        if member.is_platform_user:
+            raise Forbidden("A team member who is a platform user cannot be changed here.")
+        return member
 
 
-class TeamMemberEditView(TeamMemberFormMixin, TeamMemberMixin, FormView):
+class TeamMemberEditView(TeamMemberFormMixin, TeamMemberMixin, KnowledgeFormView):
     def get(self, request, *args, **kwargs):
-        self.get_member()  # a locked member: 403 before any form is shown
+        self.get_row()  # a locked member: 403 before any form is shown
         return super().get(request, *args, **kwargs)
 
     def get_initial(self):
-        member = self.get_member()
+        member = self.get_row()
         return {field: getattr(member, field) or "" for field in TeamMemberForm.base_fields}
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(team_member=self.get_member(), **kwargs)
-
-    def save(self, form):
-        member = self.get_member()
-        changes = {field: form.cleaned_data[field] for field in form.changed_data}
-        try:
-            return services.team_member_update(member=member, **changes) if changes else member
-        except (ValidationFailed, Conflict):
-            member.refresh_from_db()  # the service set the refused values on this instance
-            raise
+    def write(self, form):
+        return services.team_member_update(member=self.get_row(), actor=self.request.user, **changed(form))
 
 
-class TeamMemberDeleteView(TeamMemberMixin, TemplateView):
+class TeamMemberDeleteView(TeamMemberMixin, KnowledgeDeleteView):
+    """A member that escalation rules route to is kept: the list page names the rules."""
+
     template_name = "dashboard/team/delete.html"
+    list_url = "dashboard:team"
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(team_member=self.get_member(), **kwargs)
+    def delete(self, member) -> None:
+        services.team_member_delete(member=member, actor=self.request.user)
 
-    def post(self, request, *args, **kwargs):
-        member = self.get_member()
-        try:
-            services.team_member_delete(member=member)
-        except Conflict as exc:  # escalation rules route to them: the page names the rules
-            messages.error(request, str(exc))
-            return redirect("dashboard:team")
-        messages.success(request, f"{member.name} removed from the team.")
-        return redirect("dashboard:team")
+    def deleted(self, member) -> str:
+        return f"{member.name} removed from the team."
