@@ -23,6 +23,7 @@ from voiceagent.validation import check_email
 from .errors import InvitationInvalid, TooManyInvitations, WrongAccount
 from .models import Invitation, Membership, Organization
 from .services import account_create, require_admin
+from .verification import mark_verified, require_verified
 
 User = get_user_model()
 
@@ -73,8 +74,10 @@ def _clean(email, role) -> str:
 def invitation_create(*, org: Organization, by, email: str, role: str) -> Invitation:
     """Invites `email` into `org` with `role` (admins only). The same answer whether or not the address has an
     account anywhere; an open invitation of the same address is resent (new link, new 7 days, the new role).
-    Conflict when that person already belongs to the org (admins see the member list anyway)."""
+    Conflict when that person already belongs to the org (admins see the member list anyway). The inviter must
+    have confirmed their own address (EmailNotVerified): no invitation goes out in the name of an unconfirmed one."""
     require_admin(user=by, org=org)
+    require_verified(user=by, action="inviting members")
     email = _clean(email, role)
     if Membership.objects.filter(organization=org, user__username=email).exists():
         raise Conflict("email", "This person is already a member.")
@@ -96,6 +99,7 @@ def invitation_create(*, org: Organization, by, email: str, role: str) -> Invita
 def invitation_resend(*, invitation: Invitation, by) -> Invitation:
     """A new link for an open invitation (the previous one stops working) and 7 more days."""
     require_admin(user=by, org=invitation.organization)
+    require_verified(user=by, action="inviting members")
     locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if not locked.is_open:
         raise Conflict("invitation", "This invitation was already accepted or revoked.")
@@ -156,6 +160,7 @@ def invitation_accept(*, invitation_id, token: str, user) -> Membership:
     )
     invitation.accepted_at, invitation.accepted_by = timezone.now(), user
     invitation.save(update_fields=["accepted_at", "accepted_by", "updated_at"])
+    mark_verified(user=user)  # the link reached the invited address, which is this account's
     return membership
 
 

@@ -145,3 +145,18 @@ class IdempotencyKey(models.Model):
 
     def __str__(self):
         return f"{self.key} ({self.status_code})"
+
+
+class EmailVerification(models.Model):
+    """That a user receives mail at their address: a link we mailed there was used (sign-up, an invitation, a
+    password reset) or an operator vouched for it (`create_org`). An account without one cannot invite members
+    (orgs.invitations), so no invitation goes out in the name of an address nobody confirmed."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="email_verification"
+    )
+    email = models.EmailField(max_length=254)  # the address confirmed: a changed address is unconfirmed again
+    verified_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.email} ({self.verified_at:%Y-%m-%d})"

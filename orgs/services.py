@@ -13,6 +13,7 @@ from . import key_epochs
 from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Membership, Organization
+from .verification import mark_verified
 
 User = get_user_model()
 
@@ -58,9 +59,13 @@ def organization_create(*, name: str, admin_email: str, admin_password: str | No
     """Creates an organization and its first admin (a new or existing user). Returns (org, user).
 
     For operators (`create_org`, seeding), who may attach an existing person; never for self-service sign-up,
-    where an existing user must not be handed to whoever typed their email (see `organization_signup`)."""
+    where an existing user must not be handed to whoever typed their email (see `organization_signup`). An account
+    it creates counts as confirmed (the operator vouches for the address); an existing one keeps its password and
+    its confirmation state."""
     org = Organization.objects.create(name=name, **org_settings)
-    user = user_get_or_create(email=admin_email, password=admin_password)
+    user, created = _user_get_or_create(email=admin_email, password=admin_password)
+    if created:
+        mark_verified(user=user)
     Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
     return org, user
 

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from orgs.models import Membership, Organization
 from orgs.services import api_key_create
+from orgs.verification import mark_verified
 
 User = get_user_model()
 
@@ -13,10 +14,17 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     username = factory.SelfAttribute("email")
     password = factory.django.Password("correct-horse-battery")
+
+    @factory.post_generation
+    def email_verified(obj, create, extracted, **kwargs):  # noqa: N805 - factory_boy's signature
+        """An established account: its address is confirmed (orgs.verification), unless `email_verified=False`."""
+        if create and extracted is not False:
+            mark_verified(user=obj)
 
 
 class OrganizationFactory(factory.django.DjangoModelFactory):

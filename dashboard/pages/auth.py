@@ -8,15 +8,20 @@ from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model, login, password_validation
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db import transaction
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
-from django.views.generic import FormView
+from django.views import View
+from django.views.generic import FormView, TemplateView
 
-from orgs import services
+from orgs import services, verification
+from voiceagent.errors import Conflict, ValidationFailed
 
+from .. import verification_mail
 from ..attempts import AccountBrake, AttemptLimitMixin, login_username, too_many
 from ..forms import DashboardForm, DashboardFormMixin
-from ..mixins import remember_org, resolve_membership
+from ..mixins import resolve_membership
 
 User = get_user_model()
 
@@ -33,10 +38,8 @@ class SignupForm(DashboardForm):
     )
 
     def clean_email(self):
-        email = User.objects.normalize_email(self.cleaned_data["email"]).lower()
-        if User.objects.filter(username=email).exists():
-            raise forms.ValidationError("An account with this email already exists. Log in instead.")
-        return email
+        # Whether the address has an account is never said here: the answer is the same page either way.
+        return User.objects.normalize_email(self.cleaned_data["email"]).lower()
 
     def clean_password(self):
         password = self.cleaned_data["password"]
@@ -73,8 +76,18 @@ class SetPasswordForm(DashboardFormMixin, auth_forms.SetPasswordForm):
         self.fields["new_password1"].help_text = "At least 8 characters, not a common password."
 
 
+class VerifyEmailForm(DashboardForm):
+    code = forms.CharField(
+        label="Confirmation code", max_length=200,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "data-code-from-fragment": True}),
+        help_text="The link in our e-mail fills this in; the e-mail also shows the code.",
+    )
+
+
 class SignupView(AttemptLimitMixin, FormView):
-    """Creates an organization and its first admin, and logs the admin in."""
+    """Creates an organization and its first admin, unconfirmed, and mails the confirmation link; for an address that
+    has an account, mails its owner instead. The answer is the same page either way (and the password is hashed
+    either way), so sign-up never tells whether an address is registered. Nobody is logged in here: the link does."""
 
     attempt_scope = "signup"
 
@@ -88,18 +101,64 @@ class SignupView(AttemptLimitMixin, FormView):
 
     def form_valid(self, form):
         data = form.cleaned_data
-        # Always a brand-new user: an email taken since the form's check is a Conflict here, never a login as the
-        # account that took it.
-        with form.service_errors():
-            org, user = services.organization_signup(
-                name=data["organization_name"], email=data["email"], password=data["password"]
-            )
-        if form.errors:
+        if not AccountBrake("signup-mail", data["email"]).allow(5, 3600):
+            return redirect("dashboard:signup-sent")  # a mailbox gets at most 5 sign-up mails an hour; same page
+        try:
+            # Always a brand-new user: a taken address is a Conflict, never a login as the account that has it.
+            with transaction.atomic():
+                org, user = services.organization_signup(
+                    name=data["organization_name"], email=data["email"], password=data["password"]
+                )
+        except Conflict:
+            existing = User.objects.filter(username=data["email"]).first()
+            if existing is not None:
+                verification_mail.send_account_exists(existing)
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
+            return self.form_invalid(form)
+        else:
+            verification_mail.send_confirmation(user, org_name=org.name)
+        return redirect("dashboard:signup-sent")
+
+
+class SignupSentView(TemplateView):
+    template_name = "dashboard/auth/signup_sent.html"
+
+
+class VerifyEmailView(AttemptLimitMixin, FormView):
+    """The confirmation link's page: the code comes in the fragment (dashboard.js posts it) or typed from the mail.
+    A valid code confirms the address and logs its account in (whoever holds the mailbox could reset the password
+    anyway); any other is one answer on the form."""
+
+    attempt_scope = "verify-email"
+    template_name = "dashboard/auth/verify_email.html"
+    form_class = VerifyEmailForm
+
+    def form_valid(self, form):
+        try:
+            user = verification.verify(code=form.cleaned_data["code"])
+        except verification.VerificationInvalid as exc:
+            form.add_error("code", exc.message)
             return self.form_invalid(form)
         login(self.request, user, backend="django.contrib.auth.backends.ModelBackend")
-        remember_org(self.request, org)
-        messages.success(self.request, f"Welcome! {org.name} is ready.")
+        resolve_membership(self.request)
+        messages.success(self.request, f"Thank you: {user.email} is confirmed.")
         return redirect("dashboard:home")
+
+
+class SendConfirmationView(LoginRequiredMixin, View):
+    """A new confirmation link for the signed-in account (Settings → Members offers it while unconfirmed)."""
+
+    def post(self, request):
+        user = request.user
+        if verification.is_verified(user):
+            messages.success(request, f"{user.email} is already confirmed.")
+        elif AccountBrake.for_user("signup-mail", user).allow(5, 3600):
+            verification_mail.send_confirmation(user)
+            messages.success(request, f"We sent a new confirmation link to {user.email}.")
+        else:
+            messages.error(request, "We sent several links within the hour already: check your inbox.")
+        return redirect("dashboard:members")
 
 
 class LoginView(AttemptLimitMixin, auth_views.LoginView):
@@ -177,6 +236,7 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
     def form_valid(self, form):
         response = super().form_valid(form)
         AccountBrake.for_user("login", form.user).succeeded()
+        verification.mark_verified(user=form.user)  # the reset link reached the mailbox: the address is theirs
         return response
 
 

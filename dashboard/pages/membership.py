@@ -14,6 +14,7 @@ from orgs import invitations, selectors, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
 from orgs.models import Invitation, Membership
 from orgs.tenancy import get_for_org
+from orgs.verification import EmailNotVerified, is_verified
 from voiceagent.errors import Conflict
 
 from .. import accounts
@@ -110,6 +111,7 @@ class MembersView(AdminRequiredMixin, FormView):
         kwargs.setdefault("role_errors", {})
         kwargs.setdefault("invitations", invitations.open_invitations(org=self.org) if self.membership.is_admin else [])
         kwargs.setdefault("now", timezone.now())
+        kwargs.setdefault("email_verified", is_verified(self.request.user))
         memberships = list(selectors.membership_list(org=self.org))
         for membership in memberships:
             membership.role_form = MemberRoleForm(
@@ -130,6 +132,9 @@ class MembersView(AdminRequiredMixin, FormView):
         except TooManyInvitations as exc:
             form.add_error(None, exc.message)
             return self.render_to_response(self.get_context_data(form=form), status=429)
+        except EmailNotVerified as exc:
+            form.add_error(None, exc.message)
+            return self.render_to_response(self.get_context_data(form=form), status=403)
         if form.errors:
             return self.form_invalid(form)
         messages.success(
@@ -176,7 +181,7 @@ class InvitationResendView(InvitationActionMixin, View):
         invitation = self.get_invitation()
         try:
             accounts.resend(invitation=invitation, by=request.user)
-        except (Conflict, TooManyInvitations) as exc:
+        except (Conflict, TooManyInvitations, EmailNotVerified) as exc:
             messages.error(request, exc.message)
         else:
             messages.success(request, f"A new invitation link went to {invitation.email}; the previous one no "

@@ -10,6 +10,15 @@ from django.contrib.sessions.models import Session
 NEW_PASSWORD = "a-brand-new-passphrase-42"
 
 
+def confirmation_code(message) -> str:
+    """The code of the one confirmation link in an e-mail: the link's fragment (`/verify-email/#<code>`)."""
+    links = [link for link in re.findall(r"https?://\S+", message.body) if "/verify-email/" in link]
+    assert len(links) == 1, message.body
+    parts = urlsplit(links[0])
+    assert parts.path == "/verify-email/" and not parts.query and parts.fragment, links[0]
+    return parts.fragment
+
+
 def reset_link_path(message) -> str:
     """The path of the one set-password link in an e-mail (its host is DASHBOARD_URL)."""
     links = re.findall(r"https?://\S+", message.body)

@@ -1,10 +1,13 @@
-"""One real browser walk through the key lifecycle: sign up → create key → shown once → list shows only the
-prefix → the key works on /v1/me → revoke → the key gets 401. Headless Debian Chromium via Playwright."""
+"""One real browser walk through the key lifecycle: sign up → confirm the address by the mailed link → create key
+→ shown once → list shows only the prefix → the key works on /v1/me → revoke → the key gets 401. Headless Debian
+Chromium via Playwright."""
 
 
 import requests
 
 from tests.support.browser import BROWSER_MARKS, shot
+
+from .accounts_support import confirmation_code
 
 pytestmark = BROWSER_MARKS
 
@@ -21,7 +24,7 @@ def me(live_server, plaintext):
 
 
 
-def test_key_lifecycle_in_a_real_browser(live_server, page):
+def test_key_lifecycle_in_a_real_browser(live_server, page, mailoutbox):
     from playwright.sync_api import expect
 
     # Sign up.
@@ -31,7 +34,13 @@ def test_key_lifecycle_in_a_real_browser(live_server, page):
     page.get_by_label("Email").fill("owner@trattoria.example")
     page.get_by_label("Password").fill("a-long-unusual-passphrase")
     page.get_by_role("button", name="Create organization").click()
+    expect(page.get_by_test_id("signup-sent")).to_be_visible()
+
+    # The mailed link confirms the address and logs in: its code is in the fragment, which the page posts.
+    (message,) = mailoutbox
+    page.goto(f"{live_server.url}/verify-email/#{confirmation_code(message)}")
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    assert "#" not in page.url
     expect(page.get_by_test_id("current-org")).to_have_text("Trattoria Uno")
     shot(page, "02-overview")
 

@@ -3,10 +3,15 @@
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from orgs.models import ApiKey, Membership, Organization
+from orgs.verification import is_verified
+from tests.support.clients import PASSWORD
+
+User = get_user_model()
 
 
 def run(*args) -> list[str]:
@@ -73,3 +78,37 @@ def test_revoke_api_key_takes_effect_at_once(write_key):
     assert me(plaintext).status_code == 401
     key.refresh_from_db()
     assert key.revoked_at is not None and key.revoked_by is not None
+
+
+# --- create_org says what it did (issue 26, item 6) ------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_create_org_says_it_made_a_new_confirmed_account():
+    lines = run("create_org", "--name", "New", "--admin-email", "new@x.example", "--admin-password", "pw-12345678")
+    user = Membership.objects.get(organization_id=lines[-1]).user
+    assert "a new admin account new@x.example" in lines[0] and "counts as confirmed" in lines[0]
+    assert is_verified(user)
+
+
+@pytest.mark.django_db
+def test_create_org_refuses_an_existing_account_unless_attached_explicitly(admin):
+    with pytest.raises(CommandError, match="--attach-existing"):
+        run("create_org", "--name", "Taken", "--admin-email", admin.email.upper(), "--admin-password", "pw-12345678")
+    with pytest.raises(CommandError, match="--admin-password cannot be used with --attach-existing"):
+        run("create_org", "--name", "Taken", "--admin-email", admin.email, "--admin-password", "pw-12345678",
+            "--attach-existing")
+    assert not Organization.objects.filter(name="Taken").exists()
+    lines = run("create_org", "--name", "Taken", "--admin-email", admin.email, "--attach-existing")
+    assert "the existing account" in lines[0] and "its password was not changed" in lines[0]
+    assert Membership.objects.get(organization_id=lines[-1]).user == admin
+    assert User.objects.get(pk=admin.pk).check_password(PASSWORD)
+
+
+@pytest.mark.django_db
+def test_create_org_refuses_what_it_cannot_do():
+    with pytest.raises(CommandError, match="no account has"):
+        run("create_org", "--name", "X", "--admin-email", "nobody@x.example", "--attach-existing")
+    with pytest.raises(CommandError, match="--admin-password is required"):
+        run("create_org", "--name", "X", "--admin-email", "nobody@x.example")
+    assert not Organization.objects.exists() and not User.objects.filter(username="nobody@x.example").exists()

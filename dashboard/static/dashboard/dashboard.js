@@ -1,5 +1,5 @@
 // Copy buttons: <button data-copy-target="ID"> copies the text of #ID; an element with
-// data-copy-status="ID" announces the result to screen readers. No other script on the dashboard.
+// data-copy-status="ID" announces the result to screen readers. And the confirmation code below.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("[data-copy-target]");
   if (!button) return;
@@ -22,4 +22,15 @@ document.addEventListener("click", async (event) => {
   button.textContent = copied ? "Copied" : "Press Ctrl+C";
   if (status) status.textContent = copied ? "Copied to the clipboard." : "The key is selected: press Ctrl+C (⌘C) to copy it.";
   setTimeout(() => { button.textContent = "Copy"; }, 2500);
+});
+
+// The e-mail confirmation link carries its code in the fragment, which browsers never send (so no log records it):
+// put it in the form's field, drop it from the address bar, and post it.
+document.addEventListener("DOMContentLoaded", () => {
+  const field = document.querySelector("[data-code-from-fragment]");
+  const code = decodeURIComponent(window.location.hash.slice(1));
+  if (!field || !code) return;
+  field.value = code;
+  history.replaceState(null, "", window.location.pathname + window.location.search);
+  field.form.requestSubmit();
 });

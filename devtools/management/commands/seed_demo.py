@@ -13,6 +13,7 @@ from contacts.services import contact_create
 from knowledge.services import fact_create, location_create, team_member_create
 from orgs.models import Membership, Organization
 from orgs.services import organization_create, user_get_or_create
+from orgs.verification import mark_verified
 
 DEMO_ORG = "Demo Pizzeria"
 DEMO_EMAIL = "admin@demo.example"
@@ -67,6 +68,7 @@ class Command(BaseCommand):
     @transaction.atomic
     def _create(self) -> Organization:
         org, admin = organization_create(name=DEMO_ORG, admin_email=DEMO_EMAIL, admin_password=DEMO_PASSWORD)
+        mark_verified(user=admin)  # the demo admin invites members from the first minute
         Membership.objects.create(
             organization=org, user=_user("member@demo.example"), role=Membership.Role.MEMBER
         )
