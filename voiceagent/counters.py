@@ -9,6 +9,7 @@ limit while Redis is away (docs/api.md#limits). When Redis answers again the sha
 
 import hashlib
 import logging
+import math
 import secrets
 import threading
 import time
@@ -122,31 +123,67 @@ def hit_window(counter: str, *, seconds: int) -> tuple[int, int]:
 # replaced with a fresh one by `bump`. Random, never a counter: after a Redis restart, which forgets every flag, a
 # re-created flag cannot come back with a token a process saw before.
 EPOCH_TTL_SECONDS = 86400
+# Rates are GCRA (the generic cell rate algorithm: a token bucket kept as one number per limiter, the "theoretical
+# arrival time" TAT, in Redis's clock): `limit` requests per `period` ms, each request moving TAT on by
+# period/limit, refused while TAT would end more than a period ahead of now. A burst gets `limit` at once and then
+# one more each period/limit, wherever the clock's minutes fall: no boundary at which the allowance starts over,
+# so over any span of d ms at most limit + limit * d / period pass (docs/api.md#limits). One script checks every
+# limiter of a request, and moves them all or none: a request one limiter refuses uses nothing of the others.
+# Each limiter answers: allowed (1/0), remaining after this request, ms until it is full again, ms until it
+# admits one more (0 when it admits now).
 _EPOCH_AND_COUNT = """
 local token = redis.call('GET', KEYS[1])
 if not token then
   token = ARGV[1]
   redis.call('SET', KEYS[1], token, 'EX', ARGV[2])
 end
-local count = 0
-local claim = false
-if ARGV[3] == 'hit' then
-  redis.call('SET', KEYS[2], 0, 'EX', ARGV[4], 'NX')
-  count = redis.call('INCR', KEYS[2])
-  if KEYS[3] and count <= tonumber(ARGV[5]) then
-    claim = redis.call('GET', KEYS[3])
+local mode = ARGV[3]
+local reply = {token}
+if mode == 'none' then
+  return reply
+end
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + tonumber(now[2]) / 1000
+local period = tonumber(ARGV[4])
+local rates = tonumber(ARGV[5])
+local all = true
+local tats, steps, limits, oks = {}, {}, {}, {}
+for i = 1, rates do
+  limits[i] = tonumber(ARGV[5 + i])
+  steps[i] = period / limits[i]
+  local tat = tonumber(redis.call('GET', KEYS[1 + i]) or '0')
+  if tat < now then tat = now end
+  tats[i] = tat
+  oks[i] = mode ~= 'hit' or tat + steps[i] - now <= period + 0.001
+  if not oks[i] then all = false end
+end
+for i = 1, rates do
+  if mode == 'hit' and all then tats[i] = tats[i] + steps[i] end
+  local remaining = math.floor((period - (tats[i] - now)) / steps[i] + 0.001)
+  if remaining < 0 then remaining = 0 end
+  if remaining > limits[i] then remaining = limits[i] end
+  local admit = 0
+  if not oks[i] then admit = math.ceil(tats[i] + steps[i] - period - now) end
+  reply[#reply + 1] = oks[i] and 1 or 0
+  reply[#reply + 1] = remaining
+  reply[#reply + 1] = math.ceil(tats[i] - now)
+  reply[#reply + 1] = admit
+end
+if mode == 'hit' and all then
+  for i = 1, rates do
+    redis.call('SET', KEYS[1 + i], string.format('%.3f', tats[i]), 'PX', math.ceil(tats[i] - now) + 1)
+  end
+  local claim_key = KEYS[2 + rates]
+  if claim_key then
+    local claim = redis.call('GET', claim_key)
     if not claim then
-      redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
+      redis.call('SET', claim_key, ARGV[6 + rates], 'PX', ARGV[7 + rates])
       claim = ''
     end
+    reply[#reply + 1] = claim
   end
-elseif ARGV[3] == 'peek' then
-  count = tonumber(redis.call('GET', KEYS[2]) or '0')
 end
-if claim then
-  return {token, count, claim}
-end
-return {token, count}
+return reply
 """
 
 
@@ -179,100 +216,91 @@ def _run_epoch_script(backend, keys: list[str], args: list) -> list:
 
 @dataclass(frozen=True)
 class Claim:
-    """A name to set to `value` for `ttl_ms` unless it holds something, in the script that counts, when the count
-    is within `limit` (a request over its limit claims nothing)."""
+    """A name to set to `value` for `ttl_ms` unless it holds something, in the script that counts, when every rate
+    admits the request (a refused request claims nothing)."""
 
     name: str
     value: str
     ttl_ms: int
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A limiter: at most `limit` requests per `period_ms` under `name` (GCRA, see _EPOCH_AND_COUNT)."""
+
+    name: str
     limit: int
+    period_ms: int = 60_000
 
 
-def epoch_and_count(flag: str, counter: str | None = None, *, mode: str = "none", ttl: int = 0,
-                    claim: Claim | None = None):
-    """The epoch token under `flag` and, in the same round trip (one EVALSHA), `counter` counted (`mode` "hit":
-    one more, created with `ttl`), read ("peek") or left alone ("none"), and `claim` tried (with "hit").
+@dataclass(frozen=True)
+class RateState:
+    """What one limiter said of a request: `allowed` (always True for a peek), `remaining` after it, whole
+    seconds until it is full again (`reset`, at least 1) and until it admits another (`retry_after`, at least 1
+    when refused, else 0)."""
 
-    Returns (token, count, claimed): the token is None when Redis cannot be reached, and the count then comes from
-    this process's fallback window; `claimed` is "" when the claim was set now, what its name held when it was
-    there already, None when it was not tried (no claim, over the limit, or Redis unreachable)."""
+    rate: Rate
+    allowed: bool
+    remaining: int
+    reset: int
+    retry_after: int
+
+
+def _state(rate: Rate, allowed, remaining, full_ms, admit_ms) -> RateState:
+    return RateState(rate, bool(int(allowed)), int(remaining), max(1, math.ceil(int(full_ms) / 1000)),
+                     max(1, math.ceil(int(admit_ms) / 1000)) if not int(allowed) else 0)
+
+
+def epoch_and_count(flag: str, rates: tuple[Rate, ...] = (), *, mode: str = "none", claim: Claim | None = None):
+    """The epoch token under `flag` and, in the same round trip (one EVALSHA), each of `rates` counted (`mode`
+    "hit": admitted by all, or by none), read ("peek") or left alone ("none"), and `claim` tried (with "hit", when
+    every rate admits the request).
+
+    Returns (token, states, claimed): the token is None when Redis cannot be reached, and the states then come
+    from this process's own limiters; `states` has one RateState per rate; `claimed` is "" when the claim was set
+    now, what its name held when it was there already, None when it was not tried (no claim, refused, or Redis
+    unreachable)."""
     if _redis_ok():
         try:
             store = caches[DEFAULT_CACHE_ALIAS]  # once per request, not once per name
-            name = _name(flag, store)
-            keys = [name, _name(counter, store) if counter else name]
-            args = [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode, ttl]
-            if claim is not None:
-                keys.append(_name(claim.name, store))
-                args += [claim.limit, claim.value, claim.ttl_ms]
+            keys = [_name(flag, store)]
+            args = [secrets.token_hex(8), EPOCH_TTL_SECONDS, mode]
+            if mode != "none" and rates:
+                keys += [_name(rate.name, store) for rate in rates]
+                args += [rates[0].period_ms, len(rates), *(rate.limit for rate in rates)]
+                if claim is not None and mode == "hit":
+                    keys.append(_name(claim.name, store))
+                    args += [claim.value, claim.ttl_ms]
+            elif mode != "none":
+                mode = args[2] = "none"
             reply = _run_epoch_script(store._cache, keys, args)
-            claimed = reply[2].decode() if len(reply) > 2 else None
-            return reply[0].decode(), int(reply[1]), claimed
+            states = tuple(_state(rate, *reply[1 + 4 * i:5 + 4 * i]) for i, rate in enumerate(rates)) \
+                if mode != "none" else ()
+            claimed = reply[1 + 4 * len(states)].decode() if len(reply) > 1 + 4 * len(states) else None
+            return reply[0].decode(), states, claimed
         except (RedisError, OSError) as exc:
             _down(exc)
-    if mode == "hit":
-        return None, hit(counter, ttl=ttl), None
-    return None, (peek(counter) if mode == "peek" else 0), None
+    return None, (_local_rates(rates, mode) if mode != "none" else ()), None
 
 
-# Counting semaphores: a sorted set per semaphore, each holder a member scored with the time (Redis's clock, ms)
-# its hold expires, so a process killed while holding frees its place by itself. All or nothing across the named
-# semaphores, in one script: a holder never takes one place and is then refused the other.
-_SLOTS = """
-local now = redis.call('TIME')
-now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  if redis.call('ZCARD', key) >= tonumber(ARGV[2 + i]) then
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    return {i, tonumber(first[2]) - now}
-  end
-end
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', key, ARGV[2])
-end
-return {0, 0}
-"""
-
-
-class SlotsBusy(Exception):
-    """No place: `name` (the first full semaphore) has its `limit` holders, the earliest of which expires in
-    `expires_in` seconds; `name` is None when Redis could not be reached."""
-
-    def __init__(self, name: str | None, expires_in: float):
-        super().__init__(name or "redis unreachable")
-        self.name, self.expires_in = name, expires_in
-
-
-def take_slots(slots: list[tuple[str, int]], *, ttl: float) -> str:
-    """Takes one place in each (name, limit) semaphore, all or none, held for at most `ttl` seconds; returns the
-    holder token to give to `release_slots`. Raises SlotsBusy when one is full, and also when Redis cannot be
-    reached: these semaphores protect what every process shares, and a process cannot count them alone."""
-    if _redis_ok():
-        try:
-            holder = secrets.token_hex(8)
-            script = _client().register_script(_SLOTS)
-            full, expires_ms = script(keys=[_name(name) for name, _ in slots],
-                                      args=[holder, int(ttl * 1000), *(limit for _, limit in slots)])
-            if full:
-                raise SlotsBusy(slots[int(full) - 1][0], max(0.0, int(expires_ms) / 1000))
-            return holder
-        except (RedisError, OSError) as exc:
-            _down(exc)
-    raise SlotsBusy(None, RETRY_AFTER_SECONDS)
-
-
-def release_slots(names: list[str], holder: str) -> None:
-    """Gives back the places `holder` took (nothing when Redis cannot be reached: they expire)."""
-    if _redis_ok():
-        try:
-            pipe = _client().pipeline(transaction=False)
-            for name in names:
-                pipe.zrem(_name(name), holder)
-            pipe.execute()
-        except (RedisError, OSError) as exc:
-            _down(exc)
+def _local_rates(rates: tuple[Rate, ...], mode: str) -> tuple[RateState, ...]:
+    """The same GCRA, in this process alone (Redis unreachable), on time.monotonic()."""
+    now = time.monotonic() * 1000
+    replies = []
+    with _lock:
+        tats = [max(now, _local_get(f"gcra:{rate.name}") or 0.0) for rate in rates]
+        steps = [rate.period_ms / rate.limit for rate in rates]
+        oks = [mode != "hit" or tat + step - now <= rate.period_ms + 0.001
+               for rate, tat, step in zip(rates, tats, steps, strict=True)]
+        for rate, tat, step, ok in zip(rates, tats, steps, oks, strict=True):
+            after = tat + step if mode == "hit" and all(oks) else tat
+            remaining = min(rate.limit, max(0, math.floor((rate.period_ms - (after - now)) / step + 0.001)))
+            admit = 0 if ok else math.ceil(tat + step - rate.period_ms - now)
+            replies.append((rate, ok, remaining, math.ceil(after - now), admit))
+            if mode == "hit" and all(oks):
+                # The fallback store's expiry is monotonic seconds.
+                _local[f"gcra:{rate.name}"] = (after, after / 1000 + 1)
+    return tuple(_state(*reply) for reply in replies)
 
 
 def bump(*flags: str) -> bool:

@@ -194,6 +194,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=60)
 RATE_LIMIT_READS_PER_MINUTE = env.int("RATE_LIMIT_READS_PER_MINUTE", default=600)
 RATE_LIMIT_WRITES_PER_MINUTE = env.int("RATE_LIMIT_WRITES_PER_MINUTE", default=120)
+# Per organization, beside the per-key limits (so 50 keys do not get 50 times the limit): 3x the per-key ones by
+# default; the tighter of the two applies.
+RATE_LIMIT_ORG_READS_PER_MINUTE = env.int("RATE_LIMIT_ORG_READS_PER_MINUTE", default=3 * RATE_LIMIT_READS_PER_MINUTE)
+RATE_LIMIT_ORG_WRITES_PER_MINUTE = env.int("RATE_LIMIT_ORG_WRITES_PER_MINUTE",
+                                           default=3 * RATE_LIMIT_WRITES_PER_MINUTE)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["voiceagent.api.authentication.ApiKeyAuthentication"],

@@ -33,21 +33,68 @@ def test_without_redis_this_process_keeps_the_same_window(db, monkeypatch):
         counters.reset()
 
 
+def _left(states):
+    return [(state.allowed, state.remaining) for state in states]
+
+
 def test_the_epoch_script_survives_a_redis_that_forgot_it(db):
     """A restarted Redis has no scripts: the first call loads it again, nothing fails."""
-    flag, counter = f"test-epoch:{uuid.uuid4().hex}", f"test-count:{uuid.uuid4().hex}"
-    first = counters.epoch_and_count(flag, counter, mode="hit", ttl=60)
+    flag = f"test-epoch:{uuid.uuid4().hex}"
+    rate = counters.Rate(f"test-rate:{uuid.uuid4().hex}", 3)
+    first = counters.epoch_and_count(flag, (rate,), mode="hit")
     counters._client().script_flush()
-    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60) == (first[0], 2, None)
-    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60) == (first[0], 2, None)
+    token, states, claimed = counters.epoch_and_count(flag, (rate,), mode="hit")
+    assert (token, _left(states), claimed) == (first[0], [(True, 1)], None)
+    assert _left(counters.epoch_and_count(flag, (rate,), mode="peek")[1]) == [(True, 1)]
     assert counters.bump(flag) and counters.epoch_and_count(flag)[0] != first[0]
 
 
-def test_the_counting_script_claims_once_and_never_over_the_limit(db):
-    flag, counter, name = (f"test-{part}:{uuid.uuid4().hex}" for part in ("epoch", "count", "claim"))
-    claim = counters.Claim(name, "running", 60_000, limit=2)
-    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (1, "")
-    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (2, "running")
+def test_the_counting_script_claims_once_and_never_when_refused(db):
+    flag, name = f"test-epoch:{uuid.uuid4().hex}", f"test-claim:{uuid.uuid4().hex}"
+    rate = counters.Rate(f"test-rate:{uuid.uuid4().hex}", 2)
+    claim = counters.Claim(name, "running", 60_000)
+    assert counters.epoch_and_count(flag, (rate,), mode="hit", claim=claim)[2] == ""
+    assert counters.epoch_and_count(flag, (rate,), mode="hit", claim=claim)[2] == "running"
     counters.delete(name)
-    assert counters.epoch_and_count(flag, counter, mode="hit", ttl=60, claim=claim)[1:] == (3, None)  # over: untried
-    assert counters.epoch_and_count(flag, counter, mode="peek", ttl=60, claim=claim)[1:] == (3, None)
+    _, states, claimed = counters.epoch_and_count(flag, (rate,), mode="hit", claim=claim)
+    assert (_left(states), claimed) == ([(False, 0)], None)  # refused: untried
+    assert counters.epoch_and_count(flag, (rate,), mode="peek", claim=claim)[2] is None
+
+
+def test_every_limiter_admits_a_request_or_none_is_moved(db):
+    flag = f"test-epoch:{uuid.uuid4().hex}"
+    tight, loose = counters.Rate(f"test-a:{uuid.uuid4().hex}", 2), counters.Rate(f"test-b:{uuid.uuid4().hex}", 5)
+    assert _left(counters.epoch_and_count(flag, (tight, loose), mode="hit")[1]) == [(True, 1), (True, 4)]
+    assert _left(counters.epoch_and_count(flag, (tight, loose), mode="hit")[1]) == [(True, 0), (True, 3)]
+    # The tight one refuses: the loose one keeps what it had.
+    states = counters.epoch_and_count(flag, (tight, loose), mode="hit")[1]
+    assert _left(states) == [(False, 0), (True, 3)]
+    assert 1 <= states[0].retry_after <= 30 and states[1].retry_after == 0
+    assert _left(counters.epoch_and_count(flag, (loose,), mode="peek")[1]) == [(True, 3)]
+
+
+def test_a_burst_gets_the_limit_then_one_more_per_step(db):
+    """GCRA: a burst of `limit`, then one more each period/limit; `reset` is when it is full again."""
+    flag = f"test-epoch:{uuid.uuid4().hex}"
+    rate = counters.Rate(f"test-rate:{uuid.uuid4().hex}", 4, period_ms=2000)  # one more every 0.5 s
+    states = [counters.epoch_and_count(flag, (rate,), mode="hit")[1][0] for _ in range(5)]
+    assert [(s.allowed, s.remaining) for s in states] == [(True, 3), (True, 2), (True, 1), (True, 0), (False, 0)]
+    assert states[3].reset == 2 and states[4].retry_after == 1
+    deadline = time.monotonic() + 10
+    while not counters.epoch_and_count(flag, (rate,), mode="peek")[1][0].remaining:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert counters.epoch_and_count(flag, (rate,), mode="hit")[1][0].allowed
+
+
+def test_without_redis_this_process_runs_the_same_limiters(db, monkeypatch):
+    flag = f"test-epoch:{uuid.uuid4().hex}"
+    tight, loose = counters.Rate(f"test-a:{uuid.uuid4().hex}", 2), counters.Rate(f"test-b:{uuid.uuid4().hex}", 5)
+    monkeypatch.setattr(counters, "_down_until", time.monotonic() + 60)
+    try:
+        results = [counters.epoch_and_count(flag, (tight, loose), mode="hit") for _ in range(3)]
+        assert [token for token, _, _ in results] == [None] * 3
+        assert [_left(states) for _, states, _ in results] == [
+            [(True, 1), (True, 4)], [(True, 0), (True, 3)], [(False, 0), (True, 3)]]
+    finally:
+        counters.reset()

@@ -30,7 +30,7 @@ from voiceagent import counters
 
 from . import idempotency
 from .permissions import required_scope
-from .throttling import WINDOW_SECONDS, window
+from .throttling import rates, verdict
 
 # docs/api.md#authentication: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
 HEADER_PATTERN = re.compile(r"Bearer ([A-Za-z0-9_]{40})")  # fullmatch: `$` would allow a trailing newline
@@ -147,19 +147,18 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     @staticmethod
     def _count(request, key: ApiKey, digest: str) -> str | None:
-        """Counts the request against its key's limit (a request its scope refuses is only shown the count: it
-        answers 403 before the rate limit applies) and returns the key's epoch, in one round trip."""
+        """Counts the request against its key's and its organization's limits (a request its scope refuses is
+        only shown them: it answers 403 before the rate limit applies) and returns the key's epoch, in one round
+        trip."""
         kind = required_scope(request.method)
-        counter, limit, reset = window(key.pk, kind)
         counted = kind in key.scopes
-        claim = idempotency.claim(request, key.pk, limit) if counted else None
-        epoch, used, claimed = counters.epoch_and_count(
-            key_epochs.flag(digest), counter, mode="hit" if counted else "peek", ttl=WINDOW_SECONDS * 2, claim=claim
+        claim = idempotency.claim(request, key.pk) if counted else None
+        epoch, states, claimed = counters.epoch_and_count(
+            key_epochs.flag(digest), rates(key, kind), mode="hit" if counted else "peek", claim=claim
         )
         if claim is not None:
             request.idempotency_claimed = claimed
-        request.rate_limit = {"limit": limit, "remaining": max(0, limit - used), "reset": reset,
-                              "over": counted and used > limit}
+        request.rate_limit = verdict(states)
         return epoch
 
     @staticmethod

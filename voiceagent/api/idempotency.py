@@ -80,7 +80,7 @@ def _fingerprint(request) -> str:
     return hashlib.sha256(f"{request.method}\n{request.get_full_path()}\n{body}".encode()).hexdigest()
 
 
-def claim(request, api_key_id, limit: int) -> counters.Claim | None:
+def claim(request, api_key_id) -> counters.Claim | None:
     """What the authenticating script should claim for this request (see the module), or None."""
     value = request.META.get("HTTP_IDEMPOTENCY_KEY")
     if request.method not in METHODS or value is None:
@@ -89,7 +89,7 @@ def claim(request, api_key_id, limit: int) -> counters.Claim | None:
         key = _clean(value)
     except ValidationFailed:
         return None  # answered 400 by `wrap`, after the scope and the rate limit
-    return counters.Claim(_claim_name(api_key_id, key), RUNNING, CLAIM_TTL_MS, limit)
+    return counters.Claim(_claim_name(api_key_id, key), RUNNING, CLAIM_TTL_MS)
 
 
 # One statement: a new answer, or an expired one replaced; nothing when a live answer holds the key.

@@ -1,26 +1,39 @@
-"""Per-key rate limits in Redis, so every process shares one count.
+"""Rate limits in Redis, so every process shares one count: per key, and per organization beside it.
 
-A fixed one-minute window per key and kind (read or write). The authenticator counts the request in the same Redis
-round trip that validates its cached key (voiceagent/api/authentication.py); the throttle only reads the verdict.
-The headers follow the IETF RateLimit draft and go on every keyed response through `rate_limit_headers`.
+Each is a GCRA limiter (voiceagent/counters.py): `limit` requests a minute, a burst of `limit` at once, then one
+more every 60/limit seconds. Unlike the clock-aligned windows before it, no minute boundary lets a burst through
+twice: over any d seconds at most limit + limit * d / 60 pass (docs/api.md#limits). The authenticator counts the
+request against both of its limiters in the same Redis round trip that validates its cached key
+(voiceagent/api/authentication.py), all or none; the throttle only reads the verdict. The headers follow the IETF
+RateLimit draft, for the tighter of the two, and go on every keyed response through `rate_limit_headers`.
 """
-
-import time
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-WINDOW_SECONDS = 60
+from voiceagent import counters
 
 
-def window(key_pk, kind: str) -> tuple[str, int, int]:
-    """The counter of this key and kind ("read" or "write") in the current window, the kind's limit, and the
-    seconds left in the window."""
-    limit = settings.RATE_LIMIT_READS_PER_MINUTE if kind == "read" else settings.RATE_LIMIT_WRITES_PER_MINUTE
-    now = time.time()
-    current = int(now // WINDOW_SECONDS)
-    reset = max(1, int((current + 1) * WINDOW_SECONDS - now + 0.999))
-    return f"ratelimit:{key_pk}:{kind}:{current}", limit, reset
+def rates(key, kind: str) -> tuple[counters.Rate, counters.Rate]:
+    """The key's limiter and its organization's for this kind ("read" or "write")."""
+    if kind == "read":
+        per_key, per_org = settings.RATE_LIMIT_READS_PER_MINUTE, settings.RATE_LIMIT_ORG_READS_PER_MINUTE
+    else:
+        per_key, per_org = settings.RATE_LIMIT_WRITES_PER_MINUTE, settings.RATE_LIMIT_ORG_WRITES_PER_MINUTE
+    return (counters.Rate(f"ratelimit:{key.pk}:{kind}", max(1, per_key)),
+            counters.Rate(f"ratelimit:org:{key.organization_id}:{kind}", max(1, per_org)))
+
+
+def verdict(states) -> dict:
+    """`request.rate_limit` from the limiters' states: refused when any refused; the headers of the one that
+    refused (the longest wait, when both did), else of the one with the fewest requests left."""
+    refused = [state for state in states if not state.allowed]
+    if refused:
+        shown = max(refused, key=lambda state: state.retry_after)
+    else:
+        shown = min(states, key=lambda state: (state.remaining, -state.reset))
+    return {"limit": shown.rate.limit, "remaining": shown.remaining, "reset": shown.reset, "over": bool(refused),
+            "retry_after": shown.retry_after}
 
 
 class KeyRateThrottle(BaseThrottle):
@@ -28,11 +41,11 @@ class KeyRateThrottle(BaseThrottle):
         info = getattr(request, "rate_limit", None)
         if info is None:
             return True
-        self.reset = info["reset"]
+        self.retry_after = info["retry_after"]
         return not info["over"]
 
     def wait(self):
-        return self.reset
+        return self.retry_after
 
 
 def rate_limit_headers(request) -> dict[str, str]:
