@@ -13,7 +13,7 @@ from voiceagent.errors import NotFound
 
 from . import search
 from .errors import CallNotFound
-from .models import Call, CallbackRequest, Escalation, Message, Order, OrderStatus
+from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, OrderStatus
 
 
 def call_list(*, org: Organization, **filters):
@@ -84,6 +84,25 @@ def call_recording(call: Call):
         return call.recording
     except Call.recording.RelatedObjectDoesNotExist:
         return None
+
+
+def booking_list(*, org: Organization, calendar_id=None, location_id=None, contact_id=None, status=None, since=None,
+                 until=None, before=None):
+    """The org's bookings that pass the filters: the /v1/bookings list and the Bookings page. `since` and `until`
+    bound `start_at` inclusively, `before` exclusively (the page's whole days). Nothing joined and no order: the
+    caller pages it its own way."""
+    rows = Booking.objects.for_org(org)
+    for field, value in (("calendar_id", calendar_id), ("location_id", location_id), ("contact_id", contact_id),
+                         ("status", status)):
+        if value is not None:
+            rows = rows.filter(**{field: value})
+    if since is not None:
+        rows = rows.filter(start_at__gte=since)
+    if until is not None:
+        rows = rows.filter(start_at__lte=until)
+    if before is not None:
+        rows = rows.filter(start_at__lt=before)
+    return rows
 
 
 def runtime_call(*, org: Organization, runtime_call_id: str) -> Call:

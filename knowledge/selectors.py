@@ -19,6 +19,14 @@ def team_member_list(*, org):
     return TeamMember.objects.for_org(org)
 
 
+def escalation_rule_list(*, org):
+    return EscalationRule.objects.for_org(org)
+
+
+def calendar_list(*, org):
+    return Calendar.objects.for_org(org)
+
+
 def knowledge_version(org) -> int:
     """The org's `knowledge_version`, read fresh (one query): every write the runtime reads bumps it in its own
     transaction (knowledge.services.knowledge_version_bump)."""
@@ -83,12 +91,12 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
          "destination_team_member_id": str(r.destination_team_member_id) if r.destination_team_member_id else None,
          "destination_phone": r.destination_phone,
          "location_id": str(r.location_id) if r.location_id else None}
-        for r in EscalationRule.objects.for_org(org).filter(enabled=True).order_by("name", "id")
+        for r in escalation_rule_list(org=org).filter(enabled=True).order_by("name", "id")
     ]
     calendars = [
         {"id": str(c.id), "name": c.name, "timezone": c.timezone, "slot_minutes": c.slot_minutes,
          "location_id": str(c.location_id) if c.location_id else None, "weekly_hours": c.weekly_hours}
-        for c in Calendar.objects.for_org(org).order_by("name", "id")
+        for c in calendar_list(org=org).order_by("name", "id")
     ]
     organization = {
         "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,

@@ -5,6 +5,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
+from calls import selectors
 from calls.models import Booking
 from calls.services import bookings
 from voiceagent.api.docs import envelope, error_responses, list_envelope
@@ -55,14 +56,8 @@ class BookingListView(OrgAPIView):
     )
     def get(self, request):
         params = self.validate_query(BookingParams)
-        rows = Booking.objects.for_org(self.org)
-        for field in ("calendar_id", "location_id", "contact_id", "status"):
-            if params.get(field) is not None:
-                rows = rows.filter(**{field: params[field]})
-        if params.get("since"):
-            rows = rows.filter(start_at__gte=params["since"])
-        if params.get("until"):
-            rows = rows.filter(start_at__lte=params["until"])
+        filters = ("calendar_id", "location_id", "contact_id", "status", "since", "until")
+        rows = selectors.booking_list(org=self.org, **{name: params.get(name) for name in filters})
         return item_list_response(rows, params, item=serializer_item(BookingSerializer), time_field="start_at",
                                   scope="bookings")
 

@@ -11,9 +11,9 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from calls.models import Booking
+from calls.selectors import booking_list
 from calls.services.bookings import booking_cancel
-from knowledge import selectors as org_selectors
-from knowledge.models import Calendar
+from knowledge import selectors as knowledge_selectors
 from orgs.tenancy import get_for_org
 
 from ..forms import DayRangeForm
@@ -41,22 +41,20 @@ class BookingListView(OrgMixin, TemplateView):
     def get_context_data(self, **kwargs):
         form = BookingFilterForm(
             self.request.GET or None,
-            calendars=Calendar.objects.for_org(self.org).order_by("name"),
-            locations=org_selectors.location_list(org=self.org).order_by("name"),
+            calendars=knowledge_selectors.calendar_list(org=self.org).order_by("name"),
+            locations=knowledge_selectors.location_list(org=self.org).order_by("name"),
         )
-        rows = Booking.objects.for_org(self.org).select_related("calendar", "location", "call")
         if form.is_bound and form.is_valid():
             data = form.cleaned_data
-            for field in ("calendar", "location", "status"):
-                if data.get(field):
-                    rows = rows.filter(**{f"{field}_id" if field != "status" else field: data[field]})
-            since, until = form.day_bounds()
-            if since:
-                rows = rows.filter(start_at__gte=since)
-            if until:
-                rows = rows.filter(start_at__lt=until)
-        elif form.is_bound:
-            rows = rows.none()
+            since, before = form.day_bounds()
+            rows = booking_list(org=self.org, calendar_id=data.get("calendar") or None,
+                                location_id=data.get("location") or None, status=data.get("status") or None,
+                                since=since, before=before)
+        else:
+            rows = booking_list(org=self.org)
+            if form.is_bound:
+                rows = rows.none()
+        rows = rows.select_related("calendar", "location", "call")
         now = timezone.now()
         upcoming = list(rows.filter(end_at__gt=now).order_by("start_at", "id")[:200])
         page = Paginator(rows.filter(end_at__lte=now).order_by("-start_at", "-id"), PAGE_SIZE).get_page(

@@ -78,7 +78,7 @@ class CalendarListView(OrgMixin, TemplateView):
     template_name = "dashboard/settings/calendars.html"
 
     def get_context_data(self, **kwargs):
-        calendars = Calendar.objects.for_org(self.org).select_related("location").order_by("name", "id")
+        calendars = selectors.calendar_list(org=self.org).select_related("location").order_by("name", "id")
         rows = [{"calendar": c, "hours": CalendarForm.initial_hours(c.weekly_hours)} for c in calendars]
         return super().get_context_data(rows=rows, days=CalendarForm.DAY_LABELS, **kwargs)
 

@@ -67,7 +67,7 @@ class EscalationRuleListView(OrgMixin, TemplateView):
     template_name = "dashboard/settings/escalation_rules.html"
 
     def get_context_data(self, **kwargs):
-        rules = (EscalationRule.objects.for_org(self.org)
+        rules = (selectors.escalation_rule_list(org=self.org)
                  .select_related("destination_team_member", "location").order_by("name", "id"))
         return super().get_context_data(rules=rules, **kwargs)
 

@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from knowledge import services
+from knowledge import selectors, services
 from knowledge.models import Calendar
 from knowledge.weekly_hours import DAYS, MAX_WINDOWS
 from voiceagent.api.docs import envelope, error_responses, list_envelope
@@ -75,8 +75,8 @@ class CalendarListView(OrgAPIView):
                    parameters=[ListParams], responses={200: list_envelope(CalendarSerializer), **error_responses(400)})
     def get(self, request):
         params = self.validate_query(ListParams)
-        return item_list_response(Calendar.objects.for_org(self.org), params, item=serializer_item(CalendarSerializer),
-                                  scope="calendars")
+        return item_list_response(selectors.calendar_list(org=self.org), params,
+                                  item=serializer_item(CalendarSerializer), scope="calendars")
 
     @extend_schema(
         operation_id="calendars_create", summary="Create a calendar", tags=CALENDAR_TAGS,

@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from knowledge import services
+from knowledge import selectors, services
 from knowledge.models import EscalationRule
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
@@ -95,7 +95,7 @@ class EscalationRuleListView(OrgAPIView):
     )
     def get(self, request):
         params = self.validate_query(ListParams)
-        return item_list_response(EscalationRule.objects.for_org(self.org), params,
+        return item_list_response(selectors.escalation_rule_list(org=self.org), params,
                                   item=serializer_item(EscalationRuleSerializer), scope="escalation-rules")
 
     @extend_schema(

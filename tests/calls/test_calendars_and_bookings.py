@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from calls.models import Booking
+from calls.selectors import booking_list
 from knowledge.models import Calendar, Location
 from knowledge.services import calendar_create
 from webhooks.models import Event
@@ -246,3 +247,18 @@ def test_bookings_bad_input_and_other_orgs(api, other_api, read_api, org, calend
     assert read_api.post(f"/v1/bookings/{booking.pk}/cancel").status_code == 403
     booking.refresh_from_db()
     assert booking.status == "confirmed"
+
+
+def test_the_booking_list_selector_bounds_start_inclusively_or_before_and_stays_in_the_org(org, other_org, calendar):
+    start = MONDAY_1400Z
+    rows = [Booking.objects.create(organization=org, calendar=calendar, start_at=start + timedelta(hours=hours),
+                                   end_at=start + timedelta(hours=hours, minutes=30), timezone="UTC")
+            for hours in (0, 1, 2)]
+    other_calendar = calendar_create(org=other_org, name="Theirs")
+    Booking.objects.create(organization=other_org, calendar=other_calendar, start_at=start,
+                           end_at=start + timedelta(minutes=30), timezone="UTC")
+    ids = lambda **filters: sorted(str(b.pk) for b in booking_list(org=org, **filters))  # noqa: E731
+    assert ids() == sorted(str(b.pk) for b in rows)
+    assert ids(since=rows[1].start_at, until=rows[2].start_at) == sorted(str(b.pk) for b in rows[1:])
+    assert ids(since=rows[1].start_at, before=rows[2].start_at) == [str(rows[1].pk)]
+    assert ids(calendar_id=other_calendar.pk) == []
