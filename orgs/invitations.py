@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from audit import services as audit
 from voiceagent import counters
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.validation import check_email
@@ -85,6 +86,7 @@ def invitation_create(*, org: Organization, by, email: str, role: str) -> Invita
     invitation = Invitation.objects.select_for_update().filter(
         organization=org, email=email, accepted_at__isnull=True, revoked_at__isnull=True
     ).first() or Invitation(organization=org, email=email)
+    resent, before = invitation.pk is not None and not invitation._state.adding, invitation.role
     invitation.role, invitation.invited_by = role, by
     _arm(invitation)
     try:
@@ -92,6 +94,12 @@ def invitation_create(*, org: Organization, by, email: str, role: str) -> Invita
             invitation.save()
     except IntegrityError:  # the same address invited at this very moment by another admin
         raise Conflict("email", "This address was just invited.") from None
+    if resent:
+        audit.record(org=org, action="invitation.resent", target=invitation, target_label=invitation.email,
+                     changes={"role": [before, role]} if before != role else {})
+    else:
+        audit.record(org=org, action="invitation.created", target=invitation, target_label=invitation.email,
+                     changes=audit.created({"email": email, "role": role}))
     return invitation
 
 
@@ -106,6 +114,7 @@ def invitation_resend(*, invitation: Invitation, by) -> Invitation:
     _count_one(locked.organization)
     _arm(locked)
     locked.save(update_fields=["nonce", "token_digest", "sent_at", "expires_at", "updated_at"])
+    audit.record(org=locked.organization, action="invitation.resent", target=locked, target_label=locked.email)
     return locked
 
 
@@ -116,6 +125,8 @@ def invitation_revoke(*, invitation: Invitation, by) -> Invitation:
     if locked.is_open:
         locked.revoked_at = timezone.now()
         locked.save(update_fields=["revoked_at", "updated_at"])
+        audit.record(org=locked.organization, action="invitation.revoked", target=locked, target_label=locked.email,
+                     changes={"revoked_at": [None, locked.revoked_at]})
     return locked
 
 
@@ -161,6 +172,9 @@ def invitation_accept(*, invitation_id, token: str, user) -> Membership:
     invitation.accepted_at, invitation.accepted_by = timezone.now(), user
     invitation.save(update_fields=["accepted_at", "accepted_by", "updated_at"])
     mark_verified(user=user)  # the link reached the invited address, which is this account's
+    audit.record(org=invitation.organization, action="invitation.accepted", target=invitation,
+                 target_label=invitation.email, actor=audit.user_actor(user),
+                 changes={"role": [None, membership.role]})
     return membership
 
 

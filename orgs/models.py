@@ -58,6 +58,9 @@ class ApiKey(OrgOwnedModel):
     class Scope(models.TextChoices):
         READ = "read", "Read"
         READ_WRITE = "read_write", "Read and write"
+        # `audit` reads the audit trail (/v1/audit-events); `read` alone never grants it.
+        READ_AUDIT = "read_audit", "Read and audit"
+        READ_WRITE_AUDIT = "read_write_audit", "Read, write and audit"
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=200)
@@ -76,11 +79,22 @@ class ApiKey(OrgOwnedModel):
 
     @property
     def scopes(self) -> list[str]:
-        return ["read", "write"] if self.scope == self.Scope.READ_WRITE else ["read"]
+        return SCOPES_OF[self.scope]
 
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    def __str__(self):
+        return f"{self.name} ({self.key_prefix}...)"
+
+
+SCOPES_OF = {
+    ApiKey.Scope.READ: ["read"],
+    ApiKey.Scope.READ_WRITE: ["read", "write"],
+    ApiKey.Scope.READ_AUDIT: ["read", "audit"],
+    ApiKey.Scope.READ_WRITE_AUDIT: ["read", "write", "audit"],
+}
 
 
 class Invitation(OrgOwnedModel):

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 from voiceagent.validation import check_lengths
 
@@ -16,6 +17,21 @@ from .models import ApiKey, Membership, Organization
 from .verification import mark_verified
 
 User = get_user_model()
+
+
+@transaction.atomic
+def account_audit(*, action: str, email: str, user=None) -> None:
+    """Records an account's event (signed in, failed to, signed out, password reset asked or done) in the trail
+    of every organization the account belongs to, so each one's admins see it; an address with no account (or
+    no organization) is filed under no organization. Never the password."""
+    email = _normalize_email(email or "")[:254]
+    if user is None and email:
+        user = User.objects.filter(username=email).first()
+    actor = audit.user_actor(user) if user is not None else audit.Actor("user", None, email)
+    org_ids = list(Membership.objects.filter(user=user).values_list("organization_id", flat=True)) if user else []
+    for org_id in org_ids or [None]:
+        audit.record(org=org_id, action=action, actor=actor, target_type="user",
+                     target_id=user.pk if user is not None else None, target_label=email or actor.label)
 
 
 def require_admin(*, user, org: Organization) -> Membership:
@@ -96,9 +112,12 @@ def organization_signup(*, name: str, email: str, password: str, **org_settings)
 @transaction.atomic
 def organization_update(*, org: Organization, by, **changes) -> Organization:
     require_admin(user=by, org=org)
+    before = {field: getattr(org, field) for field in changes}
     for field, value in changes.items():
         setattr(org, field, value)
     org.save(update_fields=[*changes, "updated_at"])
+    if diff := audit.diff(before, changes):
+        audit.record(org=org, action="organization.updated", target=org, changes=diff)
     # API keys cache their organization's settings: they read it again on their next request.
     key_epochs.keys_changed(ApiKey.objects.filter(organization=org, revoked_at__isnull=True).values_list(
         "key_digest", flat=True))
@@ -123,6 +142,8 @@ def api_key_create(*, org: Organization, created_by, name: str, scope: str) -> t
         key_digest=digest_key(plaintext),
         created_by=created_by,
     )
+    audit.record(org=org, action="api_key.created", target=key,
+                 changes=audit.created({"name": key.name, "scopes": key.scopes, "key_prefix": key.key_prefix}))
     return key, plaintext
 
 
@@ -131,9 +152,14 @@ def api_key_revoke(*, key: ApiKey, revoked_by) -> ApiKey:
     """Revokes at once: the key's epoch changes before this returns, so no process keeps trusting its cached copy
     (orgs/key_epochs.py)."""
     require_admin(user=revoked_by, org=key.organization)
-    ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now(), revoked_by=revoked_by)
+    revoked = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now(), revoked_by=revoked_by
+    )
     key_epochs.keys_changed([key.key_digest])
     key.refresh_from_db()
+    if revoked:  # revoking a revoked key changes nothing, and records nothing
+        audit.record(org=key.organization, action="api_key.revoked", target=key,
+                     changes={"revoked_at": [None, key.revoked_at]})
     return key
 
 
@@ -156,7 +182,7 @@ def membership_remove(*, membership: Membership, by) -> None:
     """An admin removes a member (themselves included). The member's next request no longer reaches the org:
     every dashboard request resolves the membership from the database. LastAdmin for the org's only admin."""
     require_admin(user=by, org=membership.organization)
-    _leave(membership)
+    _leave(membership, action="membership.removed")
 
 
 @transaction.atomic
@@ -165,16 +191,18 @@ def membership_leave(*, user, org: Organization) -> None:
     membership = Membership.objects.filter(user=user, organization=org).first()
     if membership is None:
         raise NotFound()
-    _leave(membership)
+    _leave(membership, action="membership.left")
 
 
-def _leave(membership: Membership) -> None:
+def _leave(membership: Membership, *, action: str) -> None:
     admins = _lock_admins(membership.organization_id)
     locked = Membership.objects.select_for_update().filter(pk=membership.pk).first()
     if locked is None:
         return  # already gone: removing twice is not an error
     if locked.is_admin and admins == [locked.pk]:
         raise LastAdmin(LAST_ADMIN)
+    audit.record(org=membership.organization, action=action, target=locked, target_id=locked.user_id,
+                 target_label=locked.user.email, changes={"role": [locked.role, None]})
     locked.delete()
 
 
@@ -199,6 +227,10 @@ def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
     if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN and admins == [locked.pk]:
         raise ValidationFailed(form_errors=["An organization keeps at least one admin."])
+    before = locked.role
     locked.role = role
     locked.save(update_fields=["role"])
+    if before != role:
+        audit.record(org=membership.organization, action="membership.role_changed", target=locked,
+                     target_id=locked.user_id, target_label=locked.user.email, changes={"role": [before, role]})
     return locked

@@ -9,8 +9,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Lower ranks are imported by higher ones, never the other way; apps of one rank do not import each other.
-RANKS = {"voiceagent": 0, "orgs": 1, "knowledge": 2, "contacts": 2, "notifications": 3, "webhooks": 4, "calls": 5,
-         "meetings": 5, "dashboard": 6, "devtools": 6}
+# audit sits under every app that records (all of them), over the core only.
+RANKS = {"voiceagent": 0, "audit": 0.5, "orgs": 1, "knowledge": 2, "contacts": 2, "notifications": 3, "webhooks": 4,
+         "calls": 5, "meetings": 5, "dashboard": 6, "devtools": 6}
 TOP = 7
 # The project's wiring and the interfaces' shared plumbing live in voiceagent/ but sit above every app (the
 # authenticators look keys up in orgs); the rest of voiceagent/ is the core every app may import.

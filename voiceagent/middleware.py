@@ -10,6 +10,8 @@ from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
 
+from audit import context as audit_context
+
 from . import metrics
 from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
@@ -31,7 +33,11 @@ class RequestIdMiddleware:
         # those lines carry the id too. request_finished (below) clears it once the response is done.
         request_id_var.set(request_id)
         started = time.perf_counter()
-        response = self.get_response(request)
+        audit_token = audit_context.bind_request(request)  # who and whence, for the audit entries this request writes
+        try:
+            response = self.get_response(request)
+        finally:
+            audit_context.unbind_request(audit_token)
         response["X-Request-Id"] = request_id
         metrics.observe(request, response.status_code, time.perf_counter() - started)
         if settings.LOG_REQUESTS:

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "voiceagent",
     "orgs",
+    "audit",
     "knowledge",
     "contacts",
     "calls",
@@ -284,6 +285,12 @@ CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_d
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
 CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
 CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
+# The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
+# bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
+AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
+CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
+CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default

@@ -17,6 +17,7 @@ v1 = [
     path("", include("contacts.api.urls")),
     path("", include("calls.api.urls")),
     path("", include("webhooks.api.urls")),
+    path("", include("audit.api.urls")),
 ]
 
 urlpatterns = [

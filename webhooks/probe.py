@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from audit import services as audit
 from voiceagent import counters
 
 from . import catalog, crypto
@@ -160,7 +161,7 @@ def send_test(*, subscription: Subscription, event_type: str = "call.ended") -> 
         reason = (f"Timeout: no answer within the test's {budget:g} s budget" if not checks
                   else f"Skipped: the test's {budget:g} s budget ran out.")
         checks.append(Check(name, None, 0, reason, ""))
-    return _result(_verdict_of(checks), checks)
+    return _result(_verdict_of(checks), checks, subscription, event_type)
 
 
 def _messages(subscription: Subscription, event_type: str) -> tuple[str, list[tuple[str, bytes, dict]]]:
@@ -198,7 +199,11 @@ def _verdict_of(checks: list[Check]) -> str:
     return verdict(valid, forgeries)
 
 
-def _result(outcome: str, checks: list[Check]) -> dict:
+def _result(outcome: str, checks: list[Check], subscription: Subscription, event_type: str) -> dict:
+    # Nothing changes in the database: the entry is written on its own.
+    audit.record_alone(org=subscription.organization, action="webhook_subscription.tested", target=subscription,
+                       target_label=subscription.url, changes={"event_type": [None, event_type],
+                                                               "verdict": [None, outcome]})
     return {"verdict": outcome, "message": MESSAGES[outcome], "checks": [asdict(check) for check in checks]}
 
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from voiceagent.errors import Conflict, ValidationFailed
 
 from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
@@ -91,4 +92,7 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
             )
             ids = [row[0] for row in cursor.fetchall()]
         publisher.publish_on_commit(ids)
+        audit.record(org=locked.organization, action="webhook_subscription.replayed", target=locked,
+                     target_label=locked.url, changes={"since": [None, since], "until": [None, until],
+                                                       "types": [None, sorted(wanted)], "queued": [None, len(ids)]})
     return len(ids)

@@ -22,6 +22,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from audit import services as audit
 from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
 
 from . import conf, crypto
@@ -581,6 +582,9 @@ def _disable(subscription_id, reason: str, now) -> bool:
     if not subscription.set_enabled(False, reason=reason, now=now):
         return False
     subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
+    audit.record(org=subscription.organization_id, action="webhook_subscription.auto_disabled", target=subscription,
+                 target_label=subscription.url, actor=audit.SYSTEM,
+                 changes={"enabled": [True, False], "disabled_reason": ["", reason]})
     # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
     notify_webhook_disabled(subscription=subscription, reason=reason)
     logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)

@@ -23,6 +23,7 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.timefmt import iso_ms
 
@@ -201,7 +202,23 @@ def subscription_create(
             secret_encrypted=crypto.encrypt(secret),
             secret_preview=secret[:8],
         )
+        audit.record(org=org, action="webhook_subscription.created", target=subscription,
+                     target_label=subscription.url, changes=audit.created(audit.values_of(subscription, AUDITED)))
     return subscription, secret
+
+
+# What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
+AUDITED = ("url", "events", "description", "enabled")
+
+
+def _record_update(locked: Subscription, before: dict) -> None:
+    """One entry per change: enabling a disabled subscription is `reenabled`, anything else `updated`."""
+    changes = audit.diff(before, audit.values_of(locked, AUDITED))
+    if changes:
+        action = "webhook_subscription.reenabled" if changes.get("enabled") == [False, True] else (
+            "webhook_subscription.updated")
+        audit.record(org=locked.organization, action=action, target=locked, target_label=locked.url,
+                     changes=changes)
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
@@ -213,6 +230,7 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
     cleaned = _clean(changes)
     with transaction.atomic():
         locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        before = audit.values_of(locked, AUDITED)
         fields = list(cleaned)
         for field, value in cleaned.items():
             setattr(locked, field, value)
@@ -221,13 +239,16 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
             fields += Subscription.ENABLED_FIELDS
         if fields:
             locked.save(update_fields=[*fields, "updated_at"])
+            _record_update(locked, before)
     return locked
 
 
 @transaction.atomic
 def subscription_delete(*, subscription: Subscription) -> None:
     """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
-    Subscription.objects.filter(pk=subscription.pk).delete()
+    if Subscription.objects.filter(pk=subscription.pk).delete()[0]:
+        audit.record(org=subscription.organization, action="webhook_subscription.deleted", target=subscription,
+                     target_label=subscription.url, changes=audit.deleted(audit.values_of(subscription, AUDITED)))
 
 
 @transaction.atomic
@@ -257,6 +278,9 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
             "updated_at",
         ]
     )
+    audit.record(org=locked.organization, action="webhook_subscription.secret_rotated", target=locked,
+                 target_label=locked.url, changes={"secret": ["[redacted]", "[redacted]"],
+                                                   "grace_period_seconds": [None, grace_period_seconds]})
     return locked, secret
 
 
@@ -292,6 +316,8 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
         raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
     ids = _requeue_failed(subscription=subscription, since=since, now=now)
     publisher.publish_on_commit(ids)
+    audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
+                 target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 

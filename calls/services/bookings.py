@@ -7,8 +7,10 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from knowledge.models import Calendar
 from voiceagent.errors import Conflict, NotFound
+from voiceagent.timefmt import iso_ms
 
 from .. import availability
 from ..errors import SlotUnavailable
@@ -52,8 +54,11 @@ def booking_cancel(*, booking: Booking) -> tuple[Booking, bool]:
     locked = Booking.objects.select_for_update().get(pk=booking.pk)
     if locked.status == Booking.Status.CANCELED:
         return locked, False
+    previous = locked.status
     locked.status = Booking.Status.CANCELED
     locked.save(update_fields=["status", "updated_at"])
+    audit.record(org=locked.organization_id, action="booking.canceled", target=locked,
+                 target_label=f"Booking at {iso_ms(locked.start_at)}", changes={"status": [previous, locked.status]})
     return locked, True
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from audit import services as audit
 from orgs.models import Organization
 from orgs.tenancy import get_for_org
 
@@ -31,6 +32,8 @@ def follow_up_set_handled(*, kind: str, org: Organization, item_id, handled: boo
         item.handled_by = user if handled else None
         item.handled_by_key = api_key if handled else None
         item.save(update_fields=["handled_at", "handled_by", "handled_by_key", "updated_at"])
+        audit.record(org=org, action=f"{kind}.handled", target=item, target_label=f"{kind} {item.pk}",
+                     changes={"handled": [not handled, handled]})
         return item, True
 
 

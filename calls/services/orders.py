@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from orgs.models import Organization
 from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 from voiceagent.timefmt import iso_ms
@@ -152,6 +153,10 @@ def order_set_status(
             order.canceled_by = source
             fields += ["canceled_at", "canceled_by"]
         order.save(update_fields=fields)
+        audit.record(org=call.organization, action="order.status_changed", target=order,
+                     target_label=f"Order #{order.call_order_number}",
+                     changes={"status": [previous, status], **({"canceled_by": [None, source]}
+                                                              if status == OrderStatus.CANCELED else {})})
         emit(
             org=call.organization,
             type="call_order.status_changed",

@@ -26,6 +26,8 @@ class ApiKeyCreateForm(DashboardForm):
         choices=[
             (ApiKey.Scope.READ, "Read only: GET requests"),
             (ApiKey.Scope.READ_WRITE, "Read and write: also POST, PUT, PATCH and DELETE"),
+            (ApiKey.Scope.READ_AUDIT, "Read and audit: GET requests, and the audit trail"),
+            (ApiKey.Scope.READ_WRITE_AUDIT, "Read, write and audit: everything, the audit trail included"),
         ],
         initial=ApiKey.Scope.READ,
         widget=forms.RadioSelect,

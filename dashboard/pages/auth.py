@@ -180,11 +180,15 @@ class LoginView(AttemptLimitMixin, auth_views.LoginView):
     def form_valid(self, form):
         self.brake.succeeded()
         response = super().form_valid(form)
+        user = form.get_user()
+        services.account_audit(action="auth.signed_in", email=user.email or user.username, user=user)
         resolve_membership(self.request)
         return response
 
     def form_invalid(self, form):
         self.brake.failed()
+        if tried := self.request.POST.get("username", "").strip():  # the address tried; never the password
+            services.account_audit(action="auth.sign_in_failed", email=tried)
         return super().form_invalid(form)
 
 
@@ -192,6 +196,12 @@ class LogoutView(auth_views.LogoutView):
     """POST only (Django's LogoutView refuses GET), so a link or an image cannot log anyone out."""
 
     next_page = reverse_lazy("dashboard:login")
+
+    def post(self, request, *args, **kwargs):
+        user = request.user
+        if user.is_authenticated:
+            services.account_audit(action="auth.signed_out", email=user.email or user.username, user=user)
+        return super().post(request, *args, **kwargs)
 
 
 # Password reset: Django's own views, in the dashboard's auth layout. The e-mailed link is built on DASHBOARD_URL
@@ -209,6 +219,7 @@ class PasswordResetView(AttemptLimitMixin, auth_views.PasswordResetView):
     def form_valid(self, form):
         if not AccountBrake("password-reset", form.cleaned_data.get("email", "")).allow(5, 3600):
             return redirect(self.get_success_url())  # the same page as a sent reset: nothing is revealed
+        services.account_audit(action="auth.password_reset_requested", email=form.cleaned_data.get("email", ""))
         return super().form_valid(form)
     template_name = "dashboard/auth/password_reset.html"
     form_class = PasswordResetForm
@@ -237,6 +248,8 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         response = super().form_valid(form)
         AccountBrake.for_user("login", form.user).succeeded()
         verification.mark_verified(user=form.user)  # the reset link reached the mailbox: the address is theirs
+        user = form.user
+        services.account_audit(action="auth.password_reset_completed", email=user.email or user.username, user=user)
         return response
 
 

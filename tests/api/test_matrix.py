@@ -6,9 +6,11 @@ from django.apps import apps
 from django.urls import get_resolver
 from rest_framework.test import APIClient
 
+from audit.models import AuditEvent
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import calendar_create, escalation_rule_create, fact_create, location_create, team_member_create
 from tests.calls.conftest import Runtime
+from tests.factories import make_key
 from webhooks.services import emit, subscription_create
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
@@ -79,7 +81,12 @@ ENDPOINTS = {
     "/v1/bookings": ("get",),
     "/v1/bookings/{booking}": ("get",),
     "/v1/bookings/{booking}/cancel": ("post",),
+    "/v1/audit-events": ("get",),
+    "/v1/audit-events/verify": ("get",),
+    "/v1/audit-events/{audit_event}": ("get",),
 }
+# The audit trail needs the `audit` scope besides what the method needs.
+AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit_event}"}
 # The same for every organization: the event catalog.
 SHARED = {"/v1/event-types"}
 CASES = [(template, method) for template, methods in ENDPOINTS.items() for method in methods]
@@ -93,6 +100,17 @@ def _media_in_tmp(settings, tmp_path):
         **settings.STORAGES,
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
     }
+
+
+@pytest.fixture
+def write_key(org, admin):
+    """The matrix's keys may do everything, the audit trail included, so only what a case varies is refused."""
+    return make_key(org, scope="read_write_audit", admin=admin, name="Write key")
+
+
+@pytest.fixture
+def other_key(other_org):
+    return make_key(other_org, scope="read_write_audit", name="Other key")
 
 
 @pytest.fixture
@@ -136,6 +154,7 @@ def world(org, admin, settings):
         "escalation_rule": rule,
         "calendar": calendar,
         "booking": Booking.objects.get(calendar=calendar),
+        "audit_event": AuditEvent.objects.for_org(org).order_by("occurred_at").first(),
     }
 
 
@@ -147,7 +166,8 @@ def snapshot() -> dict:
     """Row counts and the newest change of every project model: any write shows up here."""
     state = {}
     for model in apps.get_models():
-        if model._meta.app_label not in {"orgs", "contacts", "calls", "webhooks", "meetings", "notifications"}:
+        if model._meta.app_label not in {"orgs", "contacts", "calls", "webhooks", "meetings", "notifications",
+                                         "audit"}:
             continue
         manager = model._default_manager
         state[model._meta.label] = manager.count()
@@ -201,6 +221,17 @@ def test_read_key_on_a_write_is_403_and_changes_nothing(world, read_key, templat
     assert snapshot() == before
 
 
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in CASES if t in AUDIT])
+@pytest.mark.parametrize("scope", ["read", "read_write"])
+def test_a_key_without_the_audit_scope_is_403_and_changes_nothing(world, org, scope, template, method):
+    client = client_with(f"Bearer {make_key(org, scope=scope)[1]}")
+    client.get("/v1/me")
+    before = snapshot()
+    response = request(client, method, template, world)
+    assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope", "required": "audit"})
+    assert snapshot() == before
+
+
 @pytest.mark.parametrize(("template", "method"), OBJECT_CASES)
 def test_another_orgs_key_gets_404_for_these_ids_and_changes_nothing(world, other_key, template, method):
     client = client_with(f"Bearer {other_key[1]}")
@@ -226,6 +257,12 @@ def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, te
     data = response.json()["data"]
     if template in SHARED:
         assert data == request(client_with(f"Bearer {write_key[1]}"), "get", template, world).json()["data"]
+    elif template in AUDIT:  # the other org has entries of its own (its key's creation), and only those
+        own = {str(pk) for pk in AuditEvent.objects.for_org(other_key[0].organization).values_list("pk", flat=True)}
+        if isinstance(data, list):
+            assert data and {entry["id"] for entry in data} == own
+        else:
+            assert data == {"intact": True, "entries_checked": len(own), "first_broken_id": None}
     elif isinstance(data, list):
         assert data == []
     else:

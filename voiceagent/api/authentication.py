@@ -127,6 +127,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             key = self._read(digest, epoch)
             self._count(request, key, digest)
         self._touch(key, digest)
+        request._request._audit_key = key  # the actor of the audit entries this request writes (audit.context)
         return KeyPrincipal(key), key
 
     def authenticate_header(self, request):

@@ -8,6 +8,8 @@ import re
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
 
+from audit.context import RUNTIME
+
 HEADER_PATTERN = re.compile(r"Bearer (\S+)")  # fullmatch: `$` would allow a trailing newline
 
 
@@ -48,6 +50,7 @@ class RuntimeTokenAuthentication(authentication.BaseAuthentication):
             valid |= hmac.compare_digest(presented, _digest(token))
         if not match or not valid:
             raise exceptions.AuthenticationFailed()
+        request._request._audit_actor = RUNTIME  # the actor of the audit entries this request writes
         return RuntimePrincipal(), None
 
     def authenticate_header(self, request):

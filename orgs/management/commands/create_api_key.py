@@ -7,7 +7,8 @@ from orgs.models import ApiKey, Organization
 from orgs.services import api_key_create
 from voiceagent.errors import DomainError
 
-SCOPES = {"read": ApiKey.Scope.READ, "read,write": ApiKey.Scope.READ_WRITE}
+SCOPES = {"read": ApiKey.Scope.READ, "read,write": ApiKey.Scope.READ_WRITE, "read,audit": ApiKey.Scope.READ_AUDIT,
+          "read,write,audit": ApiKey.Scope.READ_WRITE_AUDIT}
 
 
 class Command(BaseCommand):
