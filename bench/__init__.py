@@ -1,3 +1,3 @@
 """Benchmarks: `python -m bench` runs every module in `bench.MODULES`; `python -m bench NAME` runs one."""
 
-MODULES = ["webhook_delivery", "api_reads", "search_and_idempotency"]
+MODULES = ["webhook_delivery", "api_reads", "search_and_idempotency", "audit_trail"]

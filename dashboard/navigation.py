@@ -60,6 +60,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Events", "dashboard:events", match=("events",)),
             NavItem("Notifications", "dashboard:notifications", match=("notification",)),
             NavItem("Members", "dashboard:members", match=("member",)),
+            NavItem("Audit log", "dashboard:audit-log", match=("audit-log",), admin_only=True),
         ),
     ),
 )

@@ -4,6 +4,7 @@ from django.urls import path
 
 from .pages import (
     api_keys,
+    audit_log,
     auth,
     bookings,
     calendars,
@@ -138,6 +139,8 @@ urlpatterns = [
         "settings/webhooks/<uuid:subscription_id>/replay/", webhooks.WebhookReplayView.as_view(), name="webhook-replay"
     ),
     path("events/", events.EventListView.as_view(), name="events"),
+    path("settings/audit-log/", audit_log.AuditLogView.as_view(), name="audit-log"),
+    path("settings/audit-log/export.csv", audit_log.AuditExportView.as_view(), name="audit-log-export"),
 ]
 
 # The meetings product's pages, mounted at /meetings/ in their own `meetings` namespace (`meetings:detail`, ...).
