@@ -56,6 +56,17 @@ def key_actor(key) -> Actor:
     return Actor("api_key", str(key.pk), f"{key.name} ({key.key_prefix}...)")
 
 
+def actor_of(who) -> Actor | None:
+    """An actor from what a service was handed: a user, an API key, or None (then the request context decides)."""
+    if who is None or isinstance(who, Actor):
+        return who
+    if hasattr(who, "key_prefix"):
+        return key_actor(who)
+    if getattr(who, "is_authenticated", False) and getattr(who, "pk", None) is not None:
+        return user_actor(who)
+    return None
+
+
 def current_actor() -> Actor:
     explicit = _actor.get()
     if explicit is not None:

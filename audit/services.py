@@ -19,7 +19,7 @@ from voiceagent.logging import scrub
 
 from . import tasks
 from .actions import ACTIONS
-from .context import SYSTEM, Actor, current_actor, current_request, key_actor, user_actor  # noqa: F401 - for the services that name their actor
+from .context import SYSTEM, Actor, actor_of, current_actor, current_request, key_actor, user_actor  # noqa: F401
 from .models import NO_ORGANIZATION, AuditEvent
 
 REDACTED = "[redacted]"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, ProtectedError
 
+from audit import services as audit
 from orgs.models import Membership, Organization
 from orgs.phones import normalize_phone
 from orgs.tenancy import get_for_org
@@ -56,10 +57,20 @@ def knowledge_version_bump(*, org: Organization) -> None:
     Organization.objects.filter(pk=org.pk).update(knowledge_version=F("knowledge_version") + 1)
 
 
-def _changed(*, kind: Kind, action: str, instance, org: Organization, actor) -> None:
-    """What follows every knowledge write, once, in its transaction: the knowledge version moves. `action` is
-    create, update or delete; `instance` the row as saved (as it was, for a delete); `actor` who did it."""
+def _changed(*, kind: Kind, action: str, instance, org: Organization, actor, before: dict | None = None) -> None:
+    """What follows every knowledge write, once, in its transaction: the knowledge version moves, and the audit
+    trail gets its entry. `action` is create, update or delete; `instance` the row as saved (as it was, for a
+    delete); `actor` who did it; `before` the changed fields' values before an update."""
     knowledge_version_bump(org=org)
+    if action == "update":
+        changes = audit.diff(before or {}, audit.values_of(instance, list(before or {})))
+        if not changes:
+            return  # saved as it was: nothing to tell
+    else:
+        values = audit.values_of(instance, kind.fields)
+        changes = audit.created(values) if action == "create" else audit.deleted(values)
+    audit.record(org=org, action=f"{AUDIT_NAMES[kind.model]}.{action}d", target=instance, changes=changes,
+                 target_label=getattr(instance, "name", None) or str(instance), actor=audit.actor_of(actor))
 
 
 def _save(kind: Kind, instance, update_fields: list[str] | None = None) -> None:
@@ -104,11 +115,12 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
         raise NotFound()
     locked.organization = org
     kind.guard(locked)
+    before = audit.values_of(locked, list(values))
     for name, value in values.items():
         setattr(locked, name, value)
     kind.check(locked)
     _save(kind, locked, update_fields=list(values))
-    _changed(kind=kind, action="update", instance=locked, org=org, actor=actor)
+    _changed(kind=kind, action="update", instance=locked, org=org, actor=actor, before=before)
     return locked
 
 
@@ -314,6 +326,9 @@ ESCALATION_RULE = Kind(EscalationRule, ("name", "description", "keywords", "enab
 CALENDAR = Kind(Calendar, ("name", "location", "timezone", "slot_minutes", "weekly_hours"), _clean_calendar,
                 ("name", "A calendar with this name already exists."))
 KINDS = {kind.model: kind for kind in (LOCATION, FACT, TEAM_MEMBER, ESCALATION_RULE, CALENDAR)}
+# The audit trail's name of each kind (audit/actions.py: `fact.created`, `team_member.deleted`, ...).
+AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", EscalationRule: "escalation_rule",
+               Calendar: "calendar"}
 
 
 # --- The services ------------------------------------------------------------------------------------------------

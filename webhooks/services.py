@@ -208,7 +208,7 @@ def subscription_create(
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
-AUDITED = ("url", "events", "description", "enabled")
+AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second")
 
 
 def _record_update(locked: Subscription, before: dict) -> None:

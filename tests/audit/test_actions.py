@@ -16,6 +16,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from audit.models import AuditEvent
+from knowledge.models import Fact, Location, TeamMember
 from orgs.invitations import invitation_accept, invitation_create, token_for
 from orgs.models import ApiKey, Invitation, Membership
 from tests.api.test_matrix import _media_in_tmp, world  # noqa: F401 - fixtures: one object of each kind
@@ -349,3 +350,72 @@ def test_the_keys_of_the_fixtures_are_not_in_the_table(write_key, read_key):
     assert "api_key.created" in text
     for key, plaintext in (write_key, read_key):
         assert plaintext not in text and key.key_digest not in text and plaintext[12:] not in text
+
+
+# --- What the agent knows ----------------------------------------------------------------------------------------
+
+KNOWLEDGE_API = [
+    ("fact", "/v1/facts", {"label": "Hours", "content": "9-5"}, {"content": "9-6"}, {"content": ["9-5", "9-6"]}),
+    ("team_member", "/v1/team-members", {"name": "Sam"}, {"role": "Chef"}, {"role": [None, "Chef"]}),
+    ("escalation_rule", "/v1/escalation-rules", {"name": "Manager", "keywords": ["manager"],
+                                                 "destination_type": "phone", "destination_phone": "+14155550100"},
+     {"enabled": False}, {"enabled": [True, False]}),
+    ("calendar", "/v1/calendars", {"name": "Tables", "timezone": "UTC"}, {"slot_minutes": 15},
+     {"slot_minutes": [30, 15]}),
+]
+
+
+@pytest.mark.parametrize(("kind", "path", "create", "patch", "changes"), KNOWLEDGE_API,
+                         ids=[row[0] for row in KNOWLEDGE_API])
+def test_knowledge_created_changed_and_deleted_through_the_api(api, write_key, kind, path, create, patch, changes):
+    with exactly_one(f"{kind}.created") as box:
+        response = api.post(path, create, format="json")
+        assert response.status_code == 201, response.json()
+    item_id = response.json()["data"]["id"]
+    assert box["actor"] == key_of(write_key) and box["target"][:2] == (kind, item_id)
+    assert all(box["entry"].changes[field] == [None, value] for field, value in create.items())
+    with exactly_one(f"{kind}.updated") as box:
+        assert api.patch(f"{path}/{item_id}", patch, format="json").status_code == 200
+    assert box["entry"].changes == changes
+    with nothing_recorded():  # the same values again: saved as it was, no entry
+        api.patch(f"{path}/{item_id}", patch, format="json")
+    with exactly_one(f"{kind}.deleted") as box:
+        assert api.delete(f"{path}/{item_id}").status_code == 204
+    assert box["target"][:2] == (kind, item_id)
+    gone = box["entry"].changes
+    assert set(create) <= set(gone) and all(after is None for _, after in gone.values())
+    assert all(gone[field][0] == value for field, value in patch.items())  # the row as it was when deleted
+
+
+def test_knowledge_created_changed_and_deleted_in_the_dashboard(admin_client, admin, org):
+    location = {"name": "Uptown", "address": "5 High St", "timezone": "Europe/London", "phone_number": "+442071838750"}
+    with exactly_one("location.created") as box:
+        admin_client.post("/locations/new/", location)
+    uptown = Location.objects.for_org(org).get(name="Uptown")
+    assert box["actor"] == user(admin) and box["target"] == ("location", str(uptown.pk), "Uptown")
+    with exactly_one("location.updated") as box:
+        admin_client.post(f"/locations/{uptown.pk}/edit/", {**location, "address": "7 High St"})
+    assert box["entry"].changes == {"address": ["5 High St", "7 High St"]}
+    with exactly_one("fact.created"):
+        admin_client.post("/knowledge/new/", {"label": "Delivery", "content": "5 miles"})
+    fact = Fact.objects.for_org(org).get(label="Delivery")
+    with exactly_one("fact.updated") as box:
+        admin_client.post(f"/knowledge/{fact.pk}/edit/", {"label": "Delivery", "content": "6 miles"})
+    assert box["entry"].changes == {"content": ["5 miles", "6 miles"]}
+    with exactly_one("fact.deleted"):
+        admin_client.post(f"/knowledge/{fact.pk}/delete/")
+    with exactly_one("team_member.created"):
+        admin_client.post("/team/new/", {"name": "Sam Chen", "phone_number": "(415) 555-0112"})
+    sam = TeamMember.objects.for_org(org).get(name="Sam Chen")
+    with exactly_one("team_member.deleted") as box:
+        admin_client.post(f"/team/{sam.pk}/delete/")
+    assert box["actor"] == user(admin)
+    with exactly_one("location.deleted"):
+        admin_client.post(f"/locations/{uptown.pk}/delete/")
+
+
+def test_a_refused_knowledge_change_records_nothing(api, org):
+    api.post("/v1/facts", {"label": "Hours", "content": "9-5"}, format="json")
+    with nothing_recorded():
+        assert api.post("/v1/facts", {"label": "Hours", "content": "again"}, format="json").status_code == 409
+        assert api.post("/v1/facts", {"label": "", "content": ""}, format="json").status_code == 400
