@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orgs', '0006_knowledge_models_moved'),
+        ('orgs', '0007_emailverification'),
     ]
 
     operations = [
