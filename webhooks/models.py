@@ -235,6 +235,11 @@ class DeliveryAttempt(OrgOwnedModel):
                 fields=["subscription_id", "created_at"], name="webhooks_attempt_sub_created",
                 include=["status_code", "duration_ms"],
             ),
+            # Its most frequent errors: failed attempts only, with their error.
+            models.Index(
+                fields=["subscription_id", "created_at"], name="webhooks_attempt_sub_failed", include=["error"],
+                condition=~Q(error=""),
+            ),
         ]
 
     def save(self, *args, **kwargs):

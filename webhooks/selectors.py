@@ -1,13 +1,16 @@
 """Org-scoped reads of the webhooks app, for the API and the dashboard."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from django.db import connection
 from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
+from django.utils.timezone import now as django_now
 
 from orgs.tenancy import get_for_org
 
+from . import conf
 from .models import Delivery, DeliveryAttempt, Subscription
 
 
@@ -104,3 +107,80 @@ def delivery_log(subscription: Subscription):
         .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("created_at", "number")))
     )
 
+
+
+# --- endpoint statistics --------------------------------------------------------------------------------------
+
+STATS_WINDOWS = (("24h", timedelta(hours=24)), ("7d", timedelta(days=7)))
+TOP_ERRORS = 5
+
+# One round trip. Each window is an index-only range scan of webhooks_attempt_sub_created (subscription_id,
+# created_at, INCLUDE status_code, duration_ms); the errors are a range scan of the partial webhooks_attempt_sub_failed
+# (failed attempts only); the waiting deliveries are the subscription's part of the pending-only
+# webhooks_delivery_sub_due. So the cost is this endpoint's own attempts in the window and its own queue, never the
+# rest of the log (other endpoints', or older than 7 days). tests/webhooks/test_stats.py holds the plan.
+_STATS_SQL = """
+    SELECT w.name, t.* FROM unnest(%(names)s::text[], %(starts)s::timestamptz[]) AS w(name, since)
+     CROSS JOIN LATERAL (
+           SELECT count(*), count(*) FILTER (WHERE a.status_code BETWEEN 200 AND 299),
+                  percentile_disc(0.5) WITHIN GROUP (ORDER BY a.duration_ms),
+                  percentile_disc(0.95) WITHIN GROUP (ORDER BY a.duration_ms)
+             FROM webhooks_deliveryattempt AS a WHERE a.subscription_id = %(sub)s AND a.created_at >= w.since
+     ) AS t;
+    SELECT w.name, e.error, e.n FROM unnest(%(names)s::text[], %(starts)s::timestamptz[]) AS w(name, since)
+     CROSS JOIN LATERAL (
+           SELECT a.error, count(*) AS n FROM webhooks_deliveryattempt AS a
+            WHERE a.subscription_id = %(sub)s AND a.created_at >= w.since AND a.error <> ''
+            GROUP BY a.error ORDER BY n DESC, a.error LIMIT %(top)s
+     ) AS e;
+    SELECT count(*), min(d.created_at) FROM webhooks_delivery AS d
+     WHERE d.subscription_id = %(sub)s AND d.status = 'pending'
+"""
+
+
+def subscription_stats(subscription: Subscription, *, now=None) -> dict:
+    """The endpoint's health over the last 24 hours and 7 days (attempts, success rate, p50/p95 response time, most
+    frequent errors), its deliveries waiting and the age of the oldest, and whether fair delivery has slowed it down
+    and why (docs/webhooks.md#endpoint-statistics). The caller has scoped `subscription` to the org."""
+    now = now or django_now()
+    params = {
+        "sub": subscription.pk, "names": [name for name, _ in STATS_WINDOWS],
+        "starts": [now - span for _, span in STATS_WINDOWS], "top": TOP_ERRORS,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_STATS_SQL, params)
+        totals = {row[0]: row[1:] for row in cursor.fetchall()}
+        cursor.nextset()
+        errors: dict = {}
+        for name, error, count in cursor.fetchall():
+            errors.setdefault(name, []).append({"error": error, "count": count})
+        cursor.nextset()
+        waiting, oldest = cursor.fetchone()
+    windows = {}
+    for name, _ in STATS_WINDOWS:
+        attempts, succeeded, p50, p95 = totals[name]
+        windows[name] = {
+            "attempts": attempts,
+            "succeeded": succeeded,
+            "success_rate": round(succeeded / attempts, 4) if attempts else None,
+            "p50_ms": p50,
+            "p95_ms": p95,
+            "top_errors": errors.get(name, []),
+        }
+    paused = subscription.paused_until is not None and subscription.paused_until > now
+    slowed = subscription.in_flight_limit is not None or paused
+    return {
+        "windows": windows,
+        "waiting": {
+            "count": waiting,
+            "oldest_created_at": oldest,
+            "oldest_age_seconds": round((now - oldest).total_seconds(), 3) if oldest else None,
+        },
+        "slowed_down": {
+            "active": slowed,
+            "reason": subscription.slowed_reason if slowed else "",
+            "since": subscription.slowed_at if slowed else None,
+            "in_flight_limit": subscription.in_flight_limit or conf.max_in_flight(),
+            "paused_until": subscription.paused_until if paused else None,
+        },
+    }

@@ -41,6 +41,10 @@ class WebhookForm(DashboardForm):
         error_messages={"required": "Choose at least one event type."},
     )
     description = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    rate_limit_per_second = forms.IntegerField(
+        label="Rate limit (deliveries per second)", required=False, min_value=1, max_value=1000,
+        help_text="Optional, 1 to 1,000: this endpoint never gets more than that. Empty: no limit.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -128,7 +132,7 @@ class WebhookDetailView(SubscriptionMixin, TemplateView):
             test = None
         return super().get_context_data(
             health=health, page=page, deliveries=page.object_list, now=timezone.now(), event_types=EVENT_TYPES,
-            test=test, **kwargs
+            test=test, stats=selectors.subscription_stats(subscription), **kwargs
         )
 
 
@@ -138,7 +142,8 @@ class WebhookEditView(SubscriptionMixin, FormView):
 
     def get_initial(self):
         subscription = self.get_subscription()
-        return {"url": subscription.url, "events": subscription.events, "description": subscription.description}
+        return {"url": subscription.url, "events": subscription.events, "description": subscription.description,
+                "rate_limit_per_second": subscription.rate_limit_per_second}
 
     def form_valid(self, form):
         subscription = self.get_subscription()

@@ -58,6 +58,7 @@ ENDPOINTS = {
     "/v1/webhook-subscriptions/{subscription}": ("get", "patch", "delete"),
     "/v1/webhook-subscriptions/{subscription}/rotate-secret": ("post",),
     "/v1/webhook-subscriptions/{subscription}/deliveries": ("get",),
+    "/v1/webhook-subscriptions/{subscription}/stats": ("get",),
     "/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/retry": ("post",),
     "/v1/webhook-subscriptions/{subscription}/recover": ("post",),
     "/v1/webhook-subscriptions/{subscription}/replay": ("post",),

@@ -189,3 +189,46 @@ class TestDeliveryResultSerializer(serializers.Serializer):
     )
     message = serializers.CharField()
     checks = TestCheckSerializer(many=True)
+
+
+# --- endpoint statistics -------------------------------------------------------------------------------------------
+
+
+class StatsErrorSerializer(serializers.Serializer):
+    error = serializers.CharField(help_text="As the delivery log names it: `HTTP 503`, `Timeout: ...`, ...")
+    count = serializers.IntegerField()
+
+
+class StatsWindowSerializer(serializers.Serializer):
+    attempts = serializers.IntegerField()
+    succeeded = serializers.IntegerField()
+    success_rate = serializers.FloatField(allow_null=True, help_text="0..1; null without attempts.")
+    p50_ms = serializers.IntegerField(allow_null=True, help_text="Median response time (ms); null without attempts.")
+    p95_ms = serializers.IntegerField(allow_null=True)
+    top_errors = StatsErrorSerializer(many=True, help_text="The 5 most frequent errors, most frequent first.")
+
+
+class StatsWindowsSerializer(serializers.Serializer):
+    def get_fields(self):
+        # "24h" and "7d" are not Python identifiers.
+        return {"24h": StatsWindowSerializer(), "7d": StatsWindowSerializer()}
+
+
+class StatsWaitingSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Deliveries waiting for an attempt (pending).")
+    oldest_created_at = TimestampField(allow_null=True)
+    oldest_age_seconds = serializers.FloatField(allow_null=True)
+
+
+class StatsSlowedSerializer(serializers.Serializer):
+    active = serializers.BooleanField(help_text="Whether fair delivery has slowed this endpoint down now.")
+    reason = serializers.CharField(help_text="Why (a timeout, a refused connection, a 429); empty when not.")
+    since = TimestampField(allow_null=True)
+    in_flight_limit = serializers.IntegerField(help_text="Deliveries to it in flight at once at most, now.")
+    paused_until = TimestampField(allow_null=True, help_text="A 429's Retry-After: nothing is sent before then.")
+
+
+class SubscriptionStatsSerializer(serializers.Serializer):
+    windows = StatsWindowsSerializer()
+    waiting = StatsWaitingSerializer()
+    slowed_down = StatsSlowedSerializer()

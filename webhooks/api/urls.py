@@ -15,6 +15,7 @@ urlpatterns = [
         views.DeliveryListView.as_view(),
         name="webhook-subscription-deliveries",
     ),
+    path("webhook-subscriptions/<str:pk>/stats", views.StatsView.as_view(), name="webhook-subscription-stats"),
     path(
         "webhook-subscriptions/<str:pk>/deliveries/<str:delivery_id>/retry",
         views.DeliveryRetryView.as_view(),

@@ -18,6 +18,7 @@ from .serializers import (
     RotateSecretInput,
     SubscriptionCreateInput,
     SubscriptionSerializer,
+    SubscriptionStatsSerializer,
     SubscriptionUpdateInput,
     SubscriptionWithSecretSerializer,
     TestDeliveryInput,
@@ -126,6 +127,21 @@ class DeliveryListView(SubscriptionBaseView):
             selectors.delivery_log(subscription), params, scope=f"webhook-deliveries:{subscription.pk}"
         )
         return list_response(DeliverySerializer(rows, many=True).data, has_more, cursor)
+
+
+class StatsView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="A subscription's endpoint statistics",
+        description="Over the last 24 hours and 7 days: attempts, success rate, p50/p95 response time and the most "
+        "frequent errors; the deliveries waiting and the age of the oldest; whether fair delivery has slowed the "
+        "endpoint down (it timed out, refused connections or answered 429) and why.",
+        operation_id="webhook_subscription_stats",
+        responses={200: envelope(SubscriptionStatsSerializer), **error_responses(404)},
+    )
+    def get(self, request, pk):
+        stats = selectors.subscription_stats(self.get_object(pk))
+        return data_response(SubscriptionStatsSerializer(stats).data)
 
 
 class DeliveryRetryView(SubscriptionBaseView):
