@@ -10,7 +10,7 @@ from audit import services as audit
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
 from voiceagent.validation import check_lengths
 
-from . import key_epochs
+from . import key_epochs, quotas
 from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Membership, Organization
@@ -126,13 +126,16 @@ def organization_update(*, org: Organization, by, **changes) -> Organization:
 
 @transaction.atomic
 def api_key_create(*, org: Organization, created_by, name: str, scope: str) -> tuple[ApiKey, str]:
-    """Creates a key and returns it with its plaintext, which exists only in this return value."""
+    """Creates a key and returns it with its plaintext, which exists only in this return value. Conflict
+    (`api_keys`) when the organization has QUOTA_API_KEYS_PER_ORG active keys already."""
     require_admin(user=created_by, org=org)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationFailed(field_errors={"name": ["Name must be 1 to 200 characters."]})
     if scope not in ApiKey.Scope.values:
         raise ValidationFailed(field_errors={"scope": [f"Scope must be one of {', '.join(ApiKey.Scope.values)}."]})
+    quotas.lock_organization(org)
+    quotas.check_api_keys(org)
     plaintext = generate_key()
     key = ApiKey.objects.create(
         organization=org,

@@ -273,6 +273,10 @@ WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)  # per subsc
 WEBHOOK_ENQUEUE_WINDOW_SECONDS = env.float("WEBHOOK_ENQUEUE_WINDOW_SECONDS", default=0.1)
 # The CA certificates webhook endpoints are verified against (a PEM file); empty: certifi's public bundle.
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
+# Per-organization quotas (docs/api.md#quotas): what one tenant may hold of what every tenant shares.
+QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
+QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
+QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))

@@ -248,3 +248,20 @@ class DeliveryAttempt(OrgOwnedModel):
                 "subscription_id", flat=True
             ).first()
         super().save(*args, **kwargs)
+
+
+class ReplayRun(OrgOwnedModel):
+    """One replay or recover and how many deliveries it queued: the ledger of the organization's hourly replay
+    quota (QUOTA_REPLAY_DELIVERIES_PER_HOUR), written in the transaction that queued them, under the organization's
+    row lock, so concurrent replays count each other (webhooks.quotas)."""
+
+    class Kind(models.TextChoices):
+        REPLAY = "replay", "Replay"
+        RECOVER = "recover", "Recover"
+
+    subscription_id = models.UUIDField(null=True, blank=True)  # not a key: the ledger outlives a deleted endpoint
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    queued = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "created_at"], name="webhooks_replayrun_org_created")]

@@ -14,7 +14,8 @@ from django.utils import timezone
 from audit import services as audit
 from voiceagent.errors import Conflict, ValidationFailed
 
-from .models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
+from . import quotas
+from .models import EVENT_TYPES, Delivery, DeliveryAttempt, ReplayRun, Subscription
 from .tasks import publisher
 
 MAX_REPLAY_DAYS = 30
@@ -41,6 +42,16 @@ _REPLAY_SQL = """
            claim_token = NULL, updated_at = EXCLUDED.updated_at, priority = 1
      WHERE webhooks_delivery.status = %(failed)s
     RETURNING id
+"""
+
+
+# What _REPLAY_SQL would queue, counted first: the hourly quota refuses a replay before it writes anything.
+_REPLAY_COUNT_SQL = """
+    SELECT count(*)
+      FROM webhooks_event e
+      LEFT JOIN webhooks_delivery d ON d.event_id = e.id AND d.subscription_id = %(subscription)s
+     WHERE e.organization_id = %(org)s AND e.created_at >= %(since)s AND e.created_at <= %(until)s
+       AND e.type = ANY(%(types)s) AND (d.id IS NULL OR d.status = %(failed)s)
 """
 
 
@@ -72,7 +83,8 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
     """Queues, to this enabled subscription, every event of its org created in [since, until] (until defaults to
     now; since at most 30 days ago) whose type it receives (and is in `types` when given) that has no delivery to it
     that succeeded or is pending. Returns how many were queued. Conflict (`enabled`) when it is disabled: nothing
-    would be sent."""
+    would be sent; Conflict (`replay`) while an earlier replay or recover of it is still being delivered;
+    ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
     now = timezone.now()
     until = now if until is None else until
     _check_range(since, until, now)
@@ -81,15 +93,15 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
         locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
         if not locked.enabled:
             raise Conflict("enabled", "This subscription is disabled: enable it, then replay.")
+        params = {
+            "now": now, "subscription": locked.pk, "org": locked.organization_id, "since": since,
+            "until": until, "types": sorted(wanted), "pending": Delivery.Status.PENDING,
+            "failed": Delivery.Status.FAILED, "manual": DeliveryAttempt.Trigger.MANUAL,
+        }
         with connection.cursor() as cursor:
-            cursor.execute(
-                _REPLAY_SQL,
-                {
-                    "now": now, "subscription": locked.pk, "org": locked.organization_id, "since": since,
-                    "until": until, "types": sorted(wanted), "pending": Delivery.Status.PENDING,
-                    "failed": Delivery.Status.FAILED, "manual": DeliveryAttempt.Trigger.MANUAL,
-                },
-            )
+            cursor.execute(_REPLAY_COUNT_SQL, params)
+            quotas.take_replay_quota(subscription=locked, kind=ReplayRun.Kind.REPLAY, count=cursor.fetchone()[0])
+            cursor.execute(_REPLAY_SQL, params)
             ids = [row[0] for row in cursor.fetchall()]
         publisher.publish_on_commit(ids)
         audit.record(org=locked.organization, action="webhook_subscription.replayed", target=locked,

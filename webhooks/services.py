@@ -27,7 +27,7 @@ from audit import services as audit
 from voiceagent.errors import Conflict, ValidationFailed
 from voiceagent.timefmt import iso_ms
 
-from . import crypto
+from . import crypto, quotas
 from .catalog import CALL_ID_FIELDS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
@@ -187,7 +187,8 @@ def subscription_create(
 ):
     """Creates a subscription with a fresh secret. Returns (subscription, plaintext secret): the only time the
     secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description) on bad input;
-    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf).
+    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf). Conflict
+    (`subscriptions`) when the organization has QUOTA_SUBSCRIPTIONS_PER_ORG already.
 
     The URL is vetted (DNS included) once, here, before the transaction opens: no network wait inside it."""
     cleaned = _clean(
@@ -195,6 +196,7 @@ def subscription_create(
     )
     secret = crypto.generate_secret()
     with transaction.atomic():
+        quotas.check_subscriptions(org)
         subscription = Subscription.objects.create(
             organization=org,
             **cleaned,
@@ -308,12 +310,18 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
 def deliveries_recover(*, subscription: Subscription, since) -> int:
     """Re-queues every failed delivery of the subscription created at or after `since` (at most 30 days ago),
     each with a fresh set of attempts. Returns how many were re-queued: exactly the rows it reset, which are the
-    rows it enqueues (a delivery that stopped being failed meanwhile is neither counted nor enqueued)."""
+    rows it enqueues (a delivery that stopped being failed meanwhile is neither counted nor enqueued). Conflict
+    (`replay`) while an earlier replay or recover of it is still being delivered; ReplayQuotaReached past the
+    organization's hourly quota (webhooks.quotas)."""
     now = timezone.now()
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:
         raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
+    locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    count = Delivery.objects.filter(subscription_id=locked.pk, status=Delivery.Status.FAILED,
+                                    created_at__gte=since).count()
+    quotas.take_replay_quota(subscription=locked, kind="recover", count=count)
     ids = _requeue_failed(subscription=subscription, since=since, now=now)
     publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,

@@ -18,7 +18,7 @@ from django.views.generic import FormView, TemplateView, View
 
 from orgs.tenancy import get_for_org
 from voiceagent.errors import Conflict, NotFound, ValidationFailed
-from webhooks import probe, replay, selectors, services
+from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
 from .. import once
@@ -281,7 +281,7 @@ class WebhookReplayView(SubscriptionMixin, View):
         except ValidationFailed as exc:
             for field, errors in exc.details["fieldErrors"].items():
                 messages.error(request, f"{field.capitalize()}: {' '.join(errors)}")
-        except Conflict as exc:
+        except (Conflict, quotas.ReplayQuotaReached) as exc:
             messages.error(request, exc.message)
         else:
             messages.success(

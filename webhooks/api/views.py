@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from voiceagent.api.docs import envelope, error_responses, list_envelope
 from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 
-from .. import probe, replay, selectors, services
+from .. import probe, quotas, replay, selectors, services
 from ..models import Subscription
 from .serializers import (
     DeliverySerializer,
@@ -57,9 +57,11 @@ class SubscriptionListView(SubscriptionBaseView):
         tags=TAGS,
         summary="Create a webhook subscription",
         description="The response carries the signing secret, once. The URL must be https:// and must not resolve "
-        "to a loopback, private, link-local, multicast, reserved or cloud-metadata address.",
+        "to a loopback, private, link-local, multicast, reserved or cloud-metadata address. 409 `conflict` "
+        "(`details.field` = `subscriptions`) when the organization has its quota of subscriptions "
+        "(`QUOTA_SUBSCRIPTIONS_PER_ORG`, 20).",
         request=SubscriptionCreateInput,
-        responses={201: SubscriptionWithSecretSerializer, **error_responses(400, 403)},
+        responses={201: SubscriptionWithSecretSerializer, **error_responses(400, 403, 409)},
     )
     def post(self, request):
         body = self.validate_body(SubscriptionCreateInput)
@@ -160,19 +162,30 @@ class DeliveryRetryView(SubscriptionBaseView):
         return data_response(DeliverySerializer(delivery).data, status=202)
 
 
+REPLAY_QUOTAS = (
+    "One replay or recover in progress per subscription: while deliveries an earlier one queued are waiting, 409 "
+    "`conflict` (`details.field` = `replay`). At most `QUOTA_REPLAY_DELIVERIES_PER_HOUR` (100,000) deliveries "
+    "queued by replays and recovers per organization in any hour: past it 429 `rate_limited` with Retry-After "
+    "(400 on `since` when one alone would queue more). Nothing is queued when refused."
+)
+
+
 class RecoverView(SubscriptionBaseView):
     @extend_schema(
         tags=TAGS,
         summary="Re-queue failed deliveries since a time",
         description="Every failed delivery of this subscription created since `since` (at most 30 days ago) is "
-        "queued again with a fresh set of attempts. 202 with the count.",
+        "queued again with a fresh set of attempts. 202 with the count. " + REPLAY_QUOTAS,
         request=RecoverInput,
-        responses={202: envelope(RecoverResultSerializer), **error_responses(400, 403, 404)},
+        responses={202: envelope(RecoverResultSerializer), **error_responses(400, 403, 404, 409)},
     )
     def post(self, request, pk):
         subscription = self.get_object(pk)
         body = self.validate_body(RecoverInput)
-        count = services.deliveries_recover(subscription=subscription, **body)
+        try:
+            count = services.deliveries_recover(subscription=subscription, **body)
+        except quotas.ReplayQuotaReached as exc:
+            raise Throttled(wait=exc.retry_after) from None
         return data_response({"requeued": count}, status=202)
 
 
@@ -184,14 +197,18 @@ class ReplayView(SubscriptionBaseView):
         "until defaulting to now) whose type this subscription receives (and is in `types` when given) and that has "
         "no delivery to it that succeeded or is pending: events emitted while it was disabled or before it existed "
         "included, failed deliveries re-armed. Each is sent with its original `evt_` id and body bytes; the same "
-        "replay again queues 0. 409 `conflict` (`details.field` = `enabled`) on a disabled subscription.",
+        "replay again queues 0. 409 `conflict` (`details.field` = `enabled`) on a disabled subscription. "
+        + REPLAY_QUOTAS,
         request=ReplayInput,
         responses={202: envelope(ReplayResultSerializer), **error_responses(400, 403, 404, 409)},
     )
     def post(self, request, pk):
         subscription = self.get_object(pk)
         body = self.validate_body(ReplayInput)
-        queued = replay.subscription_replay(subscription=subscription, **body)
+        try:
+            queued = replay.subscription_replay(subscription=subscription, **body)
+        except quotas.ReplayQuotaReached as exc:
+            raise Throttled(wait=exc.retry_after) from None
         return data_response({"queued": queued}, status=202)
 
 
