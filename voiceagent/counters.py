@@ -303,6 +303,66 @@ def _local_rates(rates: tuple[Rate, ...], mode: str) -> tuple[RateState, ...]:
     return tuple(_state(*reply) for reply in replies)
 
 
+# Counting semaphores: a sorted set per semaphore, each holder a member scored with the time (Redis's clock, ms)
+# its hold expires, so a process killed while holding frees its place by itself. All or nothing across the named
+# semaphores, in one script: a holder never takes one place and is then refused the other.
+_SLOTS = """
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  if redis.call('ZCARD', key) >= tonumber(ARGV[2 + i]) then
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    return {i, tonumber(first[2]) - now}
+  end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now + tonumber(ARGV[2]), ARGV[1])
+  redis.call('PEXPIRE', key, ARGV[2])
+end
+return {0, 0}
+"""
+
+
+class SlotsBusy(Exception):
+    """No place: `name` (the first full semaphore) has its `limit` holders, the earliest of which expires in
+    `expires_in` seconds; `name` is None when Redis could not be reached."""
+
+    def __init__(self, name: str | None, expires_in: float):
+        super().__init__(name or "redis unreachable")
+        self.name, self.expires_in = name, expires_in
+
+
+def take_slots(slots: list[tuple[str, int]], *, ttl: float) -> str:
+    """Takes one place in each (name, limit) semaphore, all or none, held for at most `ttl` seconds; returns the
+    holder token to give to `release_slots`. Raises SlotsBusy when one is full, and also when Redis cannot be
+    reached: these semaphores protect what every process shares, and a process cannot count them alone."""
+    if _redis_ok():
+        try:
+            holder = secrets.token_hex(8)
+            script = _client().register_script(_SLOTS)
+            full, expires_ms = script(keys=[_name(name) for name, _ in slots],
+                                      args=[holder, int(ttl * 1000), *(limit for _, limit in slots)])
+            if full:
+                raise SlotsBusy(slots[int(full) - 1][0], max(0.0, int(expires_ms) / 1000))
+            return holder
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    raise SlotsBusy(None, RETRY_AFTER_SECONDS)
+
+
+def release_slots(names: list[str], holder: str) -> None:
+    """Gives back the places `holder` took (nothing when Redis cannot be reached: they expire)."""
+    if _redis_ok():
+        try:
+            pipe = _client().pipeline(transaction=False)
+            for name in names:
+                pipe.zrem(_name(name), holder)
+            pipe.execute()
+        except (RedisError, OSError) as exc:
+            _down(exc)
+
+
 def bump(*flags: str) -> bool:
     """Gives each flag a fresh epoch token (one round trip); False when Redis could not be reached."""
     if not _redis_ok():
