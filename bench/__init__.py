@@ -1,3 +1,5 @@
 """Benchmarks: `python -m bench` runs every module in `bench.MODULES`; `python -m bench NAME` runs one."""
 
-MODULES = ["webhook_delivery", "api_reads", "search_and_idempotency", "audit_trail"]
+MODULES = [
+    "webhook_delivery", "webhook_fairness", "webhook_history", "api_reads", "search_and_idempotency", "audit_trail",
+]

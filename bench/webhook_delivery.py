@@ -2,6 +2,8 @@
 
 What runs: a local HTTP receiver (threads, 127.0.0.1), a real `celery -A voiceagent worker` with 4 processes,
 and this process emitting events through `webhooks.services.emit` (one transaction per event, as real code does).
+Fair delivery is on (docs/webhooks.md#fair-delivery): the events go to as many subscriptions (one event type each,
+so one delivery per event) as the worker's concurrency needs at WEBHOOK_MAX_IN_FLIGHT each (8 by default).
 
 1. Live burst: 2,000 events emitted as fast as one process can; p50/p99 emit-to-receipt, and deliveries/s from
    the first emit to the last receipt. That rate cannot exceed the emitter's own rate (printed too): one Python
@@ -173,10 +175,23 @@ def _baseline_chunk(args):
     return len(bodies)
 
 
+def subscription_types() -> list[str]:
+    """One event type per bench subscription: fair delivery lets each subscription have WEBHOOK_MAX_IN_FLIGHT (4)
+    deliveries in flight, so the worker's WORKERS x WEBHOOK_SEND_THREADS concurrency (what the baseline uses) needs
+    that many subscriptions at least, each receiving its own type, so an event is still one delivery."""
+    from webhooks import conf
+    from webhooks.models import EVENT_TYPES
+
+    wanted = -(-WORKERS * conf.send_threads() // conf.max_in_flight())
+    return list(EVENT_TYPES[: max(1, min(len(EVENT_TYPES), wanted))])
+
+
 def emit_events(org, count, rate=None):
     from django.db import transaction
 
     from webhooks.services import emit
+
+    types = subscription_types()
 
     sent = {}
     start = time.time()
@@ -187,7 +202,7 @@ def emit_events(org, count, rate=None):
                 time.sleep(pause)
         t0 = time.time()
         with transaction.atomic():
-            event = emit(org=org, type="call.ended", data={"call_id": f"bench-{n}", "summary": "x" * 400})
+            event = emit(org=org, type=types[n % len(types)], data={"call_id": f"bench-{n}", "summary": "x" * 400})
         sent[event.id] = t0
     return sent
 
@@ -220,7 +235,8 @@ def main():
     org = Organization.objects.create(name="bench webhooks")
     worker = None
     try:
-        subscription_create(org=org, url=receiver.url, events=["call.ended"])
+        for event_type in subscription_types():
+            subscription_create(org=org, url=receiver.url, events=[event_type])
         worker_env = {**os.environ, "WEBHOOK_ALLOW_LOCAL_URLS": "1"}
         worker = start_worker(worker_env)
 
@@ -279,7 +295,8 @@ def main():
         rated_latencies = [receiver.arrivals[i] - t for i, t in rated.items()]
 
         print(f"events: {EVENTS}, worker processes: {WORKERS} (x {conf.send_threads()} send threads, batches of "
-              f"{conf.batch_size()}), broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
+              f"{conf.batch_size()}), fair delivery: {len(subscription_types())} subscriptions x "
+              f"{conf.max_in_flight()} in flight, broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
               f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
         print(f"live burst: emitter events/s:  {emit_rate:8.1f}  (one process, one transaction per event)")
         print(f"live burst: deliveries/s:      {live:8.1f}  (first emit to last receipt; <= the emitter's rate)")

@@ -9,6 +9,7 @@ is `Delivery.next_attempt_at` in the database, and a worker's claim on a deliver
 import json
 import uuid
 
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -197,6 +198,8 @@ class Delivery(OrgOwnedModel):
                 fields=["subscription", "claimed_until"], name="webhooks_delivery_inflight",
                 condition=Q(claim_token__isnull=False),
             ),
+            # The retention purge's (webhooks.retention): block ranges by age, a few pages however large the table.
+            BrinIndex(fields=["created_at"], name="webhooks_delivery_brin_created"),
             # Only pending rows: a delivery leaves this index when it is done, so the claim's "oldest due" scan
             # reads the queue, not the log (with every row in it, a drain left thousands of dead entries that each
             # claim walked until vacuum: 2.3 ms an empty claim, 0.3 ms this way).
@@ -230,6 +233,7 @@ class DeliveryAttempt(OrgOwnedModel):
     class Meta:
         indexes = [
             models.Index(fields=["delivery", "created_at"], name="webhooks_attempt_delivery"),
+            BrinIndex(fields=["created_at"], name="webhooks_attempt_brin_created"),  # the retention purge's
             # Endpoint statistics (selectors.subscription_stats): an index-only range scan per subscription and window.
             models.Index(
                 fields=["subscription_id", "created_at"], name="webhooks_attempt_sub_created",

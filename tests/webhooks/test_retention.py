@@ -53,3 +53,17 @@ def test_nothing_younger_than_30_days_goes(org, settings):
     _age(DeliveryAttempt.objects.all(), 29)
     assert delivery_log_purge() == 0
     assert DeliveryAttempt.objects.count() == 1 and Delivery.objects.count() == 1 and Event.objects.count() == 1
+
+
+def test_a_backlog_larger_than_a_batch_goes_in_several_batches(org, settings):
+    settings.WEBHOOK_ALLOW_LOCAL_URLS = True
+    make_subscription(org, url="http://127.0.0.1:9/hook")
+    events = [emit(org=org, type="call.ended", data={"n": n}) for n in range(5)]
+    Delivery.objects.update(status=Delivery.Status.SUCCEEDED)
+    for delivery in Delivery.objects.all():
+        _attempt(delivery)
+    _age(DeliveryAttempt.objects.all(), 31)
+    _age(Delivery.objects.all(), 31)
+    _age(Event.objects.filter(pk__in=[e.pk for e in events]), 31)
+    assert delivery_log_purge(batch=2) == 5  # 2, 2 and 1 attempts; then deliveries and events likewise
+    assert not DeliveryAttempt.objects.exists() and not Delivery.objects.exists() and not Event.objects.exists()

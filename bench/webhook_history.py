@@ -1,0 +1,210 @@
+"""The delivery history at scale (docs/webhooks.md#history-at-scale): what BENCH_HISTORY_ROWS (10,000,000) rows of
+delivery history cost the claim, an endpoint's stats and its delivery-log page, and what the retention purge of that
+history does to the live queue while it runs.
+
+1. A live state: 20 subscriptions with 20 due deliveries each (the claim's work), and the measured subscription's
+   recent activity: 1,000 delivered events with their attempts in the last 24 hours (its stats and its log page).
+2. Each figure, median of many runs, with that live state alone ("empty history").
+3. History: half the rows deliveries and half attempts (one each), finished, over the last 90 days, to all 20
+   subscriptions (the measured one's only older than 7 days, so its own windows hold the same activity as in 2:
+   what is compared is the cost of everyone else's and of older history). VACUUM ANALYZE, then each figure again;
+   goal: within 20% of 2.
+4. The retention purge of everything older than 30 days (two thirds of the history), in its batches, while another
+   connection claims every 20 ms: the claim's p50/p99/max before and during the purge, and the size of the queue's
+   partial indexes before and after (the purge must neither lock nor bloat the live queue).
+
+Needs PostgreSQL and Redis as the other benches (no worker runs: the claim is called directly, in a transaction
+rolled back each time, so the live state stays the same). Seeding 10M rows takes a few minutes; BENCH_HISTORY_ROWS
+sets a smaller run. Leaves nothing behind.
+"""
+
+import os
+import statistics
+import threading
+import time
+
+from bench.webhook_delivery import percentile
+
+HISTORY = int(os.environ.get("BENCH_HISTORY_ROWS", 10_000_000))
+SUBS = 20
+CHUNK_EVENTS = 25_000  # x 20 subscriptions: 500k deliveries and 500k attempts per transaction
+
+_SEED_SQL = """
+    WITH ev AS (
+        INSERT INTO webhooks_event (id, organization_id, type, api_version, created_at, payload)
+        SELECT 'evt_' || %(tag)s || '_' || g, %(org)s, 'call.ended', 'v1',
+               %(now)s - interval '1 second' * ((g::bigint * 7919) %% %(spread)s), '\\x7b7d'::bytea
+          FROM generate_series(%(lo)s, %(hi)s) AS g
+        RETURNING id, created_at
+    ), dl AS (
+        INSERT INTO webhooks_delivery (id, organization_id, created_at, updated_at, event_id, subscription_id, status,
+                                       attempt_count, next_trigger, last_error, priority, last_status_code,
+                                       succeeded_at, last_attempt_at)
+        SELECT gen_random_uuid(), %(org)s, ev.created_at, ev.created_at, ev.id, s.id, 'succeeded', 1, 'scheduled',
+               '', 0, 200, ev.created_at, ev.created_at
+          FROM ev CROSS JOIN unnest(%(subs)s::uuid[]) AS s(id)
+         WHERE s.id <> %(young_excluded)s OR ev.created_at < %(now)s - interval '7 days'
+        RETURNING id, created_at, subscription_id
+    ), at AS (
+        INSERT INTO webhooks_deliveryattempt (id, created_at, updated_at, organization_id, delivery_id, subscription_id,
+                                              number, trigger, status_code, duration_ms, response_body, error)
+        SELECT gen_random_uuid(), dl.created_at, dl.created_at, %(org)s, dl.id, dl.subscription_id, 1, 'scheduled',
+               CASE WHEN hashtext(dl.id::text) %% 10 = 0 THEN 503 ELSE 200 END, 20 + abs(hashtext(dl.id::text)) %% 200,
+               '', CASE WHEN hashtext(dl.id::text) %% 10 = 0 THEN 'HTTP 503' ELSE '' END
+          FROM dl
+        RETURNING 1
+    )
+    SELECT count(*) FROM at
+"""
+
+_PENDING_SQL = """
+    WITH ev AS (
+        INSERT INTO webhooks_event (id, organization_id, type, api_version, created_at, payload)
+        SELECT 'evt_live_' || g, %(org)s, 'call.ended', 'v1', %(now)s, '\\x7b7d'::bytea
+          FROM generate_series(1, %(count)s) AS g
+        RETURNING id
+    )
+    INSERT INTO webhooks_delivery (id, organization_id, created_at, updated_at, event_id, subscription_id, status,
+                                   attempt_count, next_attempt_at, next_trigger, last_error, priority)
+    SELECT gen_random_uuid(), %(org)s, %(now)s, %(now)s, ev.id, s.id, 'pending', 0, %(now)s, 'scheduled', '', 0
+      FROM ev CROSS JOIN unnest(%(subs)s::uuid[]) AS s(id)
+"""
+
+
+def _ms(fn, runs):
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def measure(sub):
+    from django.db import transaction
+
+    from webhooks import selectors
+    from webhooks.sender import claim
+
+    def one_claim():
+        with transaction.atomic():
+            assert claim(extra=8)[1]
+            transaction.set_rollback(True)
+
+    def log_page():
+        page = list(selectors.delivery_log(sub).order_by("-created_at", "-id")[:20])
+        assert len(page) == 20 and [d.attempts.all() for d in page]  # the attempts prefetched too
+
+    one_claim(), selectors.subscription_stats(sub), log_page()  # warm caches
+    return {
+        "claim": _ms(one_claim, 200),
+        "stats": _ms(lambda: selectors.subscription_stats(sub), 50),
+        "log page": _ms(log_page, 50),
+    }
+
+
+def queue_index_bytes(cursor) -> int:
+    cursor.execute("SELECT sum(pg_relation_size(c.oid)) FROM pg_class c WHERE c.relname = ANY(%s)",
+                   [["webhooks_delivery_sub_due", "webhooks_delivery_due", "webhooks_delivery_inflight"]])
+    return int(cursor.fetchone()[0])
+
+
+def main():
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
+    os.environ["DEBUG"] = "false"
+    os.environ["WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG"] = "1"  # whatever .env says: nothing is sent here
+    os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, connections
+    from django.utils import timezone
+
+    from orgs.models import Organization
+    from webhooks import crypto
+    from webhooks.models import Subscription
+    from webhooks.retention import delivery_log_purge
+    from webhooks.sender import claim
+
+    call_command("migrate", verbosity=0)
+    org = Organization.objects.create(name="bench history")
+    try:
+        subs = [
+            Subscription.objects.create(organization=org, url=f"https://hooks.example.com/{n}", events=["call.ended"],
+                                        secret_encrypted=crypto.encrypt(crypto.generate_secret()), secret_preview="x")
+            for n in range(SUBS)
+        ]
+        measured = subs[0]
+        ids = [s.pk for s in subs]
+        now = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(_PENDING_SQL, {"org": org.pk, "now": now, "count": 20, "subs": ids})
+            cursor.execute(_SEED_SQL, {"tag": "recent", "org": org.pk, "now": now, "spread": 86400, "lo": 1,
+                                       "hi": 1000, "subs": [measured.pk], "young_excluded": None})
+            cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event")
+        empty = measure(measured)
+
+        seeded, started = 0, time.time()
+        events = max(1, HISTORY // 2 // SUBS)
+        for lo in range(1, events + 1, CHUNK_EVENTS):
+            with connection.cursor() as cursor:
+                cursor.execute(_SEED_SQL, {"tag": "hist", "org": org.pk, "now": now, "spread": 90 * 86400, "lo": lo,
+                                           "hi": min(events, lo + CHUNK_EVENTS - 1), "subs": ids,
+                                           "young_excluded": measured.pk})
+                seeded += 2 * cursor.fetchone()[0]
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event")
+        seed_seconds = time.time() - started
+        full = measure(measured)
+
+        # The purge, with a claim every 20 ms from another connection.
+        with connection.cursor() as cursor:
+            index_before = queue_index_bytes(cursor)
+        latencies = {"before": [], "during": []}
+        phase = ["before"]
+        stop = threading.Event()
+
+        def claimer():
+            from django.db import transaction
+
+            try:
+                while not stop.is_set():
+                    t0 = time.perf_counter()
+                    with transaction.atomic():
+                        claim(extra=8)
+                        transaction.set_rollback(True)
+                    latencies[phase[0]].append((time.perf_counter() - t0) * 1000)
+                    time.sleep(0.02)
+            finally:
+                connections.close_all()
+
+        probe = threading.Thread(target=claimer)
+        probe.start()
+        time.sleep(3)
+        phase[0] = "during"
+        purge_started = time.time()
+        purged = delivery_log_purge()
+        purge_seconds = time.time() - purge_started
+        stop.set()
+        probe.join()
+        with connection.cursor() as cursor:
+            index_after = queue_index_bytes(cursor)
+
+        print(f"history: {seeded:,} rows (deliveries + attempts, 90 days, {SUBS} subscriptions) seeded in "
+              f"{seed_seconds:.0f} s")
+        for name in ("claim", "stats", "log page"):
+            print(f"{name + ':':10} {empty[name]:7.3f} ms empty, {full[name]:7.3f} ms with history = "
+                  f"{full[name] / empty[name]:.2f} x  (goal <= 1.20)")
+        before, during = latencies["before"], latencies["during"]
+        print(f"purge: {purged:,} attempts (and their deliveries and events) in {purge_seconds:.0f} s, batches of 5000")
+        print(f"claim while purging: p50 {statistics.median(during):.2f} ms, p99 {percentile(during, 99):.2f} ms, "
+              f"max {max(during):.2f} ms ({len(during)} claims); before: p50 {statistics.median(before):.2f} ms, "
+              f"p99 {percentile(before, 99):.2f} ms")
+        print(f"queue's partial indexes: {index_before / 1024:.0f} KiB before the purge, {index_after / 1024:.0f} KiB "
+              "after")
+    finally:
+        with connection.cursor() as cursor:
+            for table in ("webhooks_deliveryattempt", "webhooks_delivery", "webhooks_event"):
+                cursor.execute(f"DELETE FROM {table} WHERE organization_id = %s", [org.pk])  # noqa: S608
+        org.delete()
