@@ -7,8 +7,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orgs', '0008_api_key_audit_scope'),
-        ('webhooks', '0006_attempt_errors_index'),
+        ('webhooks', '0007_replay_runs'),
     ]
 
     operations = [
