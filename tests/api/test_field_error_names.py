@@ -4,8 +4,8 @@ the message, on /v1 and on the runtime's API alike. Never a dotted path such as 
 
 import pytest
 
-from calls.models import Calendar, CallbackRequest, EscalationRule
-from orgs.models import TeamMember
+from calls.models import CallbackRequest
+from knowledge.models import Calendar, EscalationRule, TeamMember
 from tests.calls.conftest import Runtime
 from voiceagent.api.errors import by_field_name
 
