@@ -14,12 +14,12 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from voiceagent.clientaddr import client_address
-from voiceagent.logging import scrub
+from core.actors import SYSTEM, Actor, actor_of, current_actor, current_request, key_actor, user_actor  # noqa: F401
+from core.clientaddr import client_address
+from core.redaction import scrub
 
 from . import tasks
 from .actions import ACTIONS
-from .context import SYSTEM, Actor, actor_of, current_actor, current_request, key_actor, user_actor  # noqa: F401
 from .models import NO_ORGANIZATION, AuditEvent
 
 REDACTED = "[redacted]"
@@ -96,7 +96,7 @@ def record(*, org, action: str, target=None, target_type: str | None = None, tar
            target_label: str | None = None, changes: dict | None = None, actor: Actor | None = None) -> AuditEvent:
     """Writes one entry in the caller's transaction (the caller holds it: the change and its entry commit or roll
     back together). `target` is the row acted on (its id and str() by default); `actor` defaults to who the
-    current request is (audit.context), else `system`. Changes are `{field: [before, after]}`, secrets
+    current request is (core.actors), else `system`. Changes are `{field: [before, after]}`, secrets
     redacted. `org` None files the entry under no organization (a sign-in failure for an unknown address)."""
     if action not in ACTIONS:
         raise ValueError(f"Unknown audit action {action!r}: add it to audit/actions.py and docs/api.md")

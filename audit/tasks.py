@@ -4,7 +4,7 @@ sweep sealing whatever a lost publish left, and the daily retention purge."""
 from celery import shared_task
 from django.db import close_old_connections, transaction
 
-from voiceagent.outbox import OutboxSettings, Publisher
+from core.outbox import OutboxSettings, Publisher
 
 from . import chain
 from .models import AuditEvent

@@ -1,7 +1,7 @@
 """Typed errors raised only by the calls domain (rendered by the one API error handler). Errors several apps raise
-(NotFound, Conflict, InvalidTransition, ValidationFailed) live in voiceagent.errors."""
+(NotFound, Conflict, InvalidTransition, ValidationFailed) live in core.errors."""
 
-from voiceagent.errors import DomainError, NotFound
+from core.errors import DomainError, NotFound
 
 
 class CallNotFound(NotFound):

@@ -9,9 +9,9 @@ shapes for the OpenAPI schema and render through these; tests pin that both agre
 
 import functools
 
-from voiceagent.links import call_url
-from voiceagent.sqljson import model_item, reverse_one_to_one
-from voiceagent.timefmt import iso_ms
+from core.links import call_url
+from core.sqljson import model_item, reverse_one_to_one
+from core.timefmt import iso_ms
 
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording
 from .selectors import call_order, call_recording
@@ -95,7 +95,7 @@ def call_data(call: Call) -> dict:
 
 @functools.cache
 def call_data_sql():
-    """`call_data` built by PostgreSQL, for a list page (voiceagent/sqljson.py); pinned to `call_data` by
+    """`call_data` built by PostgreSQL, for a list page (core/sqljson.py); pinned to `call_data` by
     tests/api/test_list_items_sql.py."""
     return model_item(
         Call,

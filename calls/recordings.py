@@ -21,7 +21,7 @@ from django.http import FileResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from voiceagent.errors import error_body
+from core.errors import error_body
 
 from .models import Recording
 

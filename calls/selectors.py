@@ -7,9 +7,9 @@ from django.db.models import Count, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
+from core.errors import NotFound
+from core.tenancy import get_for_org
 from orgs.models import Organization
-from orgs.tenancy import get_for_org
-from voiceagent.errors import NotFound
 
 from . import search
 from .errors import CallNotFound

@@ -11,10 +11,10 @@ import copy
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import Conflict, ValidationFailed
+from core.validation import check_email, check_lengths, optional_text
 from orgs.models import Organization
 from orgs.phones import normalize_phone
-from voiceagent.errors import Conflict, ValidationFailed
-from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .models import Contact
 

@@ -3,7 +3,7 @@
 Two counters, both in the shared cache (Redis, the same atomic counter as the API's rate limits), so every
 process sees them:
 - per client address and minute, the minute opening at its first POST (`attempt_limit`): the address is
-  `voiceagent.clientaddr.client_address`, which honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT /
+  `core.clientaddr.client_address`, which honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT /
   TRUSTED_PROXIES name, so behind a proxy two clients are counted apart and a client cannot pick its own address;
   An IPv6 client is counted per /64 (`address_bucket`): one subscriber usually holds a whole /64, and counting its
   addresses apart would give it 2^64 fresh buckets;
@@ -20,10 +20,10 @@ import unicodedata
 
 from django.shortcuts import render
 
+from core import counters
+from core.clientaddr import address_bucket, client_address
+from core.counters import hit, hit_window
 from orgs.selectors import user_id_for_username
-from voiceagent import counters
-from voiceagent.clientaddr import address_bucket, client_address
-from voiceagent.counters import hit, hit_window
 
 WINDOW_SECONDS = 60
 

@@ -9,7 +9,7 @@ from datetime import datetime, time, timedelta
 from django import forms
 from django.utils import timezone
 
-from voiceagent.errors import Conflict, DomainError, NotFound, ValidationFailed
+from core.errors import Conflict, DomainError, NotFound, ValidationFailed
 
 
 class DashboardFormMixin:

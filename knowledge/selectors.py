@@ -1,7 +1,7 @@
 """Org-scoped reads of what the agent knows, and the runtime's knowledge read under one version and ETag."""
 
+from core.timefmt import iso_ms
 from orgs.models import Organization
-from voiceagent.timefmt import iso_ms
 
 from .models import Calendar, EscalationRule, Fact, Location, TeamMember
 

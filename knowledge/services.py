@@ -17,11 +17,11 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import F, ProtectedError
 
 from audit import services as audit
+from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from core.tenancy import get_for_org
+from core.validation import check_email, check_lengths, optional_text
 from orgs.models import Membership, Organization
 from orgs.phones import normalize_phone
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from voiceagent.validation import check_email, check_lengths, optional_text
 
 from .models import Calendar, EscalationRule, Fact, Location, TeamMember
 from .timezones import check_timezone, is_timezone

@@ -3,7 +3,7 @@
 from functools import cache
 from zoneinfo import available_timezones
 
-from voiceagent.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 INVALID_MESSAGE = "Enter a valid IANA time zone, e.g. America/New_York."
 

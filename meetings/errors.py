@@ -1,6 +1,6 @@
 """Typed errors of the meetings product (rendered by the one API error handler and the dashboard's mixin)."""
 
-from voiceagent.errors import Forbidden
+from core.errors import Forbidden
 
 
 class MeetingsProductOff(Forbidden):

@@ -21,11 +21,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import InvalidTransition, NotFound, ValidationFailed
+from core.links import meeting_url
+from core.timefmt import iso_ms
 from orgs.models import Organization
 from orgs.services import require_admin
-from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
-from voiceagent.links import meeting_url
-from voiceagent.timefmt import iso_ms
 from webhooks.services import emit
 
 from .errors import MeetingsProductOff

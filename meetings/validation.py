@@ -17,7 +17,7 @@ import math
 import re
 from datetime import date
 
-from voiceagent.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 TEXT = 5000

@@ -1,6 +1,6 @@
 """Sending tunables, read from settings at use time (tests override them through the environment)."""
 
-from voiceagent.outbox import OutboxSettings
+from core.outbox import OutboxSettings
 
 # The delays after failed attempts 1..6 (7 attempts over ~50 minutes). Short on purpose: these e-mails are about
 # a caller waiting now, and an SMTP outage longer than this is better seen in the logs than mailed hours later.

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from voiceagent.links import call_url, webhook_subscription_url
+from core.links import call_url, webhook_subscription_url
 
 from . import conf
 

@@ -18,8 +18,8 @@ from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.utils import timezone
 
+from core.links import invitation_url
 from orgs.invitations import token_for
-from voiceagent.links import invitation_url
 
 from . import conf
 from .content import INVITATION_LINK

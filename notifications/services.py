@@ -20,11 +20,11 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.tenancy import get_for_org
 from knowledge.models import TeamMember
 from orgs.models import Organization
 from orgs.services import require_admin
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
 
 from . import content
 from .models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient

@@ -8,7 +8,7 @@ carry: they stay.
 from celery import shared_task
 from django.db import close_old_connections
 
-from voiceagent.outbox import Publisher
+from core.outbox import Publisher
 
 from . import conf
 from .sender import due_notifications, send_notification

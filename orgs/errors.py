@@ -1,4 +1,4 @@
-from voiceagent.errors import DomainError, Forbidden
+from core.errors import DomainError, Forbidden
 
 
 class NotAnAdmin(Forbidden):

@@ -17,9 +17,9 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from audit import services as audit
-from voiceagent import counters
-from voiceagent.errors import Conflict, ValidationFailed
-from voiceagent.validation import check_email
+from core import counters
+from core.errors import Conflict, ValidationFailed
+from core.validation import check_email
 
 from .errors import InvitationInvalid, TooManyInvitations, WrongAccount
 from .models import Invitation, Membership, Organization

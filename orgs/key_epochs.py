@@ -17,7 +17,7 @@ import time
 
 from django.db import transaction
 
-from voiceagent import counters
+from core import counters
 
 logger = logging.getLogger("orgs.key_epochs")
 RETRY_EVERY_SECONDS = 0.25

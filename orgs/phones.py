@@ -2,7 +2,7 @@
 
 import phonenumbers
 
-from voiceagent.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 INVALID_MESSAGE = "Enter a valid phone number (E.164, or a national number of the organization's region)."
 

@@ -7,7 +7,7 @@ the organization go on), so two concurrent creations cannot both see the last fr
 
 from django.conf import settings
 
-from voiceagent.errors import Conflict
+from core.errors import Conflict
 
 from .models import ApiKey, Organization
 

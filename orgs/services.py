@@ -7,8 +7,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit import services as audit
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
-from voiceagent.validation import check_lengths
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.validation import check_lengths
 
 from . import key_epochs, quotas
 from .errors import LastAdmin, NotAnAdmin

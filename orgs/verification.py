@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
-from voiceagent.errors import DomainError, Forbidden
+from core.errors import DomainError, Forbidden
 
 from .models import EmailVerification
 

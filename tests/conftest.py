@@ -2,9 +2,9 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from core import counters, outbox
 from tests.factories import MembershipFactory, OrganizationFactory, make_key
 from tests.support.clients import logged_in
-from voiceagent import counters, outbox
 
 pytest_plugins = ["tests.support.browser"]
 

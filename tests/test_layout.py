@@ -15,9 +15,9 @@ RANKS = {"voiceagent": 0, "audit": 0.5, "orgs": 1, "knowledge": 2, "contacts": 2
 TOP = 7
 # The project's wiring and the interfaces' shared plumbing live in voiceagent/ but sit above every app (the
 # authenticators look keys up in orgs); the rest of voiceagent/ is the core every app may import.
-PLUMBING = ("voiceagent.api", "voiceagent.runtime", "voiceagent.middleware", "voiceagent.browser_middleware",
+PLUMBING = ("voiceagent.api", "core.runtime", "voiceagent.middleware", "voiceagent.browser_middleware",
             "voiceagent.urls", "voiceagent.settings",
-            "voiceagent.test_settings", "voiceagent.wsgi", "voiceagent.apps", "voiceagent.celery", "voiceagent.metrics")
+            "voiceagent.test_settings", "voiceagent.wsgi", "voiceagent.apps", "voiceagent.celery", "core.metrics")
 INTERFACE_PARTS = {"api", "runtime", "hooks", "management", "admin"}
 
 

@@ -3,7 +3,7 @@
 from django.urls import include, path
 from drf_spectacular.utils import extend_schema
 
-from voiceagent.api.views import OrgAPIView
+from core.api.views import OrgAPIView
 
 
 class BoomView(OrgAPIView):

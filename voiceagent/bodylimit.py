@@ -12,7 +12,7 @@ import uuid
 
 from django.conf import settings
 
-from .errors import error_body
+from core.errors import error_body
 
 TOO_LARGE = json.dumps(error_body("payload_too_large")).encode()
 

@@ -1,4 +1,4 @@
-"""gunicorn's logger with the project's redaction (voiceagent.logging.scrub) on its access and error logs: gunicorn
+"""gunicorn's logger with the project's redaction (core.redaction.scrub) on its access and error logs: gunicorn
 writes them through its own handlers, which Django's LOGGING never reaches, and a path can carry a link's token."""
 
 from gunicorn.glogging import Logger

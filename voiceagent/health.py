@@ -22,7 +22,7 @@ from kombu import Connection
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from voiceagent.clientaddr import address_bucket, client_address
+from core.clientaddr import address_bucket, client_address
 
 TIMEOUT = 0.5
 DATABASE = "default"

@@ -6,6 +6,8 @@ import logging
 import re
 import time
 
+from core.redaction import scrub
+
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 # An incoming id is reused only when it is short and plain, so a client cannot inject into logs.
@@ -16,28 +18,6 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id_var.get()
         return True
-
-
-# What must never reach a log line, whatever wrote it: API keys, webhook secrets, bearer tokens, recording tokens,
-# and the tokens of invitation and password-reset links, which travel in the path (/invitations/<id>/<token>/,
-# /password-reset/<uidb64>/<token>/ but not its token-less /set-password/ step). gunicorn's access and error logs run
-# this too (voiceagent/gunicorn_logging.py).
-_SECRETS = (
-    (re.compile(r"va_live_[A-Za-z0-9]{4}[A-Za-z0-9]+"), "va_live_[redacted]"),
-    (re.compile(r"whsec_[A-Za-z0-9+/=]+"), "whsec_[redacted]"),
-    (re.compile(r"(Bearer\s+)\S+", re.IGNORECASE), r"\1[redacted]"),
-    (re.compile(r"([?&](?:token|signature|X-Amz-Signature|X-Amz-Credential)=)[^&\s\"']+", re.IGNORECASE),
-     r"\1[redacted]"),
-    (re.compile(r"(/recordings/)(?!\?)[^/\s?\"']+"), r"\1[redacted]"),
-    (re.compile(r"(/invitations/[^/\s?#\"']+/)[^/\s?#\"']+"), r"\1[redacted]"),
-    (re.compile(r"(/password-reset/[^/\s?#\"']+/)(?!set-password(?:[/\s?#\"']|$))[^/\s?#\"']+"), r"\1[redacted]"),
-)
-
-
-def scrub(text: str) -> str:
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 class ScrubFilter(logging.Filter):

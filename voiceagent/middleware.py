@@ -10,9 +10,9 @@ from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
 
-from audit import context as audit_context
+from core import actors as audit_context
+from core import metrics
 
-from . import metrics
 from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
 

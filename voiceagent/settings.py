@@ -147,7 +147,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env("CACHE_REDIS_URL", default=REDIS_URL),
         "KEY_PREFIX": "va",
-        # An unreachable or hung Redis costs a request half a second at most, once: voiceagent/counters.py then
+        # An unreachable or hung Redis costs a request half a second at most, once: core/counters.py then
         # counts in the process for a second before trying again.
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
@@ -157,7 +157,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Where the brakes (log-in, sign-up, reset, invitations) read the client's address (voiceagent/clientaddr.py):
+# Where the brakes (log-in, sign-up, reset, invitations) read the client's address (core/clientaddr.py):
 # behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
@@ -201,12 +201,17 @@ RATE_LIMIT_ORG_READS_PER_MINUTE = env.int("RATE_LIMIT_ORG_READS_PER_MINUTE", def
 RATE_LIMIT_ORG_WRITES_PER_MINUTE = env.int("RATE_LIMIT_ORG_WRITES_PER_MINUTE",
                                            default=3 * RATE_LIMIT_WRITES_PER_MINUTE)
 
+# The model the agent runtime's paths name by its id (core.runtime.views), and what wraps every /v1 POST and PATCH
+# (core.api.views): the project wires them so core imports no app.
+ORGANIZATION_MODEL = "orgs.Organization"
+API_WRITE_WRAPPER = "voiceagent.api.idempotency.wrap"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["voiceagent.api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["voiceagent.api.permissions.HasScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["voiceagent.api.throttling.KeyRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["voiceagent.api.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["voiceagent.api.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.KeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "voiceagent.api.negotiation.AlwaysJSON",
     "URL_FORMAT_OVERRIDE": None,
     "EXCEPTION_HANDLER": "voiceagent.api.errors.api_exception_handler",
@@ -230,7 +235,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",
-        "voiceagent.api.docs.add_request_rules",
+        "core.api.docs.add_request_rules",
         "knowledge.api.escalation_rules.add_rule_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,

@@ -3,13 +3,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 
+from core.metrics import metrics_view
 from dashboard.urls import meetings_urls
 
 from . import health
 from .api import fallbacks
-from .api.views import UnknownEndpointView
+from .api.fallbacks import UnknownEndpointView
 from .docs import ApiDocsView
-from .metrics import metrics_view
 
 v1 = [
     path("", include("orgs.api.urls")),

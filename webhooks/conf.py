@@ -2,7 +2,7 @@
 
 from django.conf import settings
 
-from voiceagent.outbox import OutboxSettings
+from core.outbox import OutboxSettings
 
 # docs/api.md#webhook-delivery: the Standard Webhooks schedule, the delays after attempts 1..9 (10 attempts in all,
 # ~3.1 days).
@@ -44,7 +44,7 @@ def send_threads() -> int:
 
 def enqueue_window_seconds() -> float:
     """After a publish, further publishes in this process within this many seconds go out together at its end
-    (one task for many single-event commits; voiceagent.outbox); 0 publishes every one at once.
+    (one task for many single-event commits; core.outbox); 0 publishes every one at once.
 
     0.1 s rather than 0.05: a backlog of 2,000 single-event commits (a worker outage) became 45 tasks rather than
     89, and a worker drains it 10% faster (the tasks whose deliveries an earlier batch took still cost ~1 ms each);

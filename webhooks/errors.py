@@ -1,6 +1,6 @@
 """Typed errors of the webhooks app."""
 
-from voiceagent.errors import DomainError
+from core.errors import DomainError
 
 
 class UnknownEventType(DomainError):

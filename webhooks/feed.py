@@ -10,8 +10,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from orgs.tenancy import get_for_org
-from voiceagent.timefmt import iso_ms
+from core.tenancy import get_for_org
+from core.timefmt import iso_ms
 
 from .catalog import RECEIVER_ONLY, REDACTED
 from .models import Delivery, Event

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from audit import services as audit
-from voiceagent import counters
+from core import counters
 
 from . import catalog, crypto
 from .models import Subscription

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
+from core.errors import Conflict, DomainError, ValidationFailed
 from orgs import quotas
-from voiceagent.errors import Conflict, DomainError, ValidationFailed
 
 from .models import Delivery, ReplayRun, Subscription
 

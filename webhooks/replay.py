@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
-from voiceagent.errors import Conflict, ValidationFailed
+from core.errors import Conflict, ValidationFailed
 
 from . import quotas
 from .models import EVENT_TYPES, Delivery, DeliveryAttempt, ReplayRun, Subscription

@@ -24,8 +24,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
-from voiceagent.errors import Conflict, ValidationFailed
-from voiceagent.timefmt import iso_ms
+from core.errors import Conflict, ValidationFailed
+from core.timefmt import iso_ms
 
 from . import crypto, quotas
 from .catalog import CALL_ID_FIELDS

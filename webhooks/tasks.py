@@ -7,7 +7,7 @@ The task names ("webhooks.deliver_batch", ...) are what queued messages and the 
 from celery import shared_task
 from django.db import close_old_connections
 
-from voiceagent.outbox import Publisher
+from core.outbox import Publisher
 
 from . import conf
 from .retention import delivery_log_purge

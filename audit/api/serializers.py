@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from audit.actions import ACTIONS, is_known_filter
-from voiceagent.api.views import ListParams
+from core.api.views import ListParams
 
 
 class AuditEventListParams(ListParams):

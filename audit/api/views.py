@@ -5,8 +5,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from audit import chain, selectors
 from audit.models import AuditEvent
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import OrgAPIView, data_response, list_response, paginate
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.views import OrgAPIView, data_response, list_response, paginate
 
 from .serializers import AuditEventListParams, AuditEventSerializer, AuditVerifySerializer
 

@@ -8,9 +8,9 @@ from rest_framework import serializers
 from calls import selectors
 from calls.models import Booking
 from calls.services import bookings
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
+from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 BOOKING_TAGS = ["Bookings"]
 ID_PARAMETER = OpenApiParameter(

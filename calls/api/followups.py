@@ -8,11 +8,11 @@ from rest_framework import serializers
 from calls import payloads, selectors
 from calls.models import OrderStatus
 from calls.services.inbox import follow_up_set_handled
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.serializers import StrictInputSerializer, TimestampField
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
-from voiceagent.errors import NotFound
-from voiceagent.timefmt import iso_ms
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import StrictInputSerializer, TimestampField
+from core.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+from core.errors import NotFound
+from core.timefmt import iso_ms
 
 from .serializers import OrderSerializer
 

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from calls import payloads
 from calls.models import Call, OrderStatus
 from calls.selectors import call_order, call_recording
-from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
+from core.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
 
 
 class TranscriptTurnSerializer(serializers.Serializer):

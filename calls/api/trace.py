@@ -4,8 +4,8 @@ reached the organization's systems."""
 from drf_spectacular.utils import extend_schema
 
 from calls.models import Call
-from voiceagent.api.docs import error_responses, list_envelope
-from voiceagent.api.views import OrgAPIView, list_response
+from core.api.docs import error_responses, list_envelope
+from core.api.views import OrgAPIView, list_response
 from webhooks import feed
 from webhooks.api.events import event_with_deliveries
 from webhooks.api.serializers import EventWithDeliveriesSerializer

@@ -9,8 +9,8 @@ from calls.errors import RecordingNotReady
 from calls.models import Call, CancelSource, Classification
 from calls.payloads import call_data_sql
 from calls.services.orders import order_set_status
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
     CallDetailSerializer,

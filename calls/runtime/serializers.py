@@ -5,8 +5,8 @@ from rest_framework import serializers
 from calls.evidence import MAX_QUOTE_CHARS, MAX_QUOTES_PER_CALL, MAX_QUOTES_PER_CHECK
 from calls.models import Call, CallbackRequest, Classification, Escalation
 from calls.services.orders import TIME_UNITS
+from core.api.serializers import StrictInputSerializer
 from knowledge.timezones import is_timezone
-from voiceagent.api.serializers import StrictInputSerializer
 
 FREE_TEXT = 5000
 

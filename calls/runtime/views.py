@@ -17,12 +17,12 @@ from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
+from core.errors import ValidationFailed
+from core.runtime.views import RuntimeAPIView
+from core.tenancy import get_for_org
+from core.timefmt import iso_ms
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Calendar
-from orgs.tenancy import get_for_org
-from voiceagent.errors import ValidationFailed
-from voiceagent.runtime.views import RuntimeAPIView
-from voiceagent.timefmt import iso_ms
 
 from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
 

@@ -8,9 +8,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from core.errors import Conflict, NotFound
+from core.timefmt import iso_ms
 from knowledge.models import Calendar
-from voiceagent.errors import Conflict, NotFound
-from voiceagent.timefmt import iso_ms
 
 from .. import availability
 from ..errors import SlotUnavailable

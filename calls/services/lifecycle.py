@@ -10,10 +10,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from contacts.services import contact_get_or_create_for_caller
+from core.errors import ValidationFailed
 from knowledge.models import Fact, Location, TeamMember
 from notifications.services import notify_message_taken
 from orgs.models import Organization
-from voiceagent.errors import ValidationFailed
 from webhooks.services import emit
 
 from .. import payloads

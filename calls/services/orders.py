@@ -8,9 +8,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from core.errors import InvalidTransition, NotFound, ValidationFailed
+from core.timefmt import iso_ms
 from orgs.models import Organization
-from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
-from voiceagent.timefmt import iso_ms
 from webhooks.services import emit
 
 from .. import payloads

@@ -4,10 +4,10 @@ asks for done at once (a callback request, an escalation, a booking, a caller's 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from core.errors import NotFound, ValidationFailed
 from knowledge.models import TeamMember
 from notifications.services import notify_callback_requested, notify_escalation_triggered
 from orgs.models import Organization
-from voiceagent.errors import NotFound, ValidationFailed
 from webhooks.services import emit
 
 from .. import payloads

@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
 from contacts.models import Contact
-from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer
-from voiceagent.api.views import ListParams
+from core.api.serializers import OutputModelSerializer, StrictInputSerializer
+from core.api.views import ListParams
 
 
 class ContactSerializer(OutputModelSerializer):

@@ -5,9 +5,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from contacts import selectors, services
 from contacts.models import Contact
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.serializers import serializer_item
-from voiceagent.api.views import OrgAPIView, data_response, item_list_response
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import serializer_item
+from core.api.views import OrgAPIView, data_response, item_list_response
 
 from .serializers import ContactInputSerializer, ContactListParams, ContactSerializer
 

@@ -6,9 +6,9 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
+from core.tenancy import get_for_org
 from orgs import selectors, services
 from orgs.models import ApiKey
-from orgs.tenancy import get_for_org
 
 from .. import once
 from ..forms import DashboardForm

@@ -14,8 +14,8 @@ from django.views.generic import TemplateView, View
 from audit import selectors
 from audit.actions import ACTIONS, PREFIXES
 from audit.chain import timestamp
-from voiceagent.api.pagination import paginate
-from voiceagent.errors import ValidationFailed
+from core.api.pagination import paginate
+from core.errors import ValidationFailed
 
 from ..forms import DayRangeForm
 from ..mixins import AdminRequiredMixin

@@ -15,8 +15,8 @@ from django.urls import reverse_lazy
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from core.errors import Conflict, ValidationFailed
 from orgs import services, verification
-from voiceagent.errors import Conflict, ValidationFailed
 
 from .. import verification_mail
 from ..attempts import AccountBrake, AttemptLimitMixin, login_username, too_many

@@ -13,8 +13,8 @@ from django.views.generic import TemplateView
 from calls.models import Booking
 from calls.selectors import booking_list
 from calls.services.bookings import booking_cancel
+from core.tenancy import get_for_org
 from knowledge import selectors as knowledge_selectors
-from orgs.tenancy import get_for_org
 
 from ..forms import DayRangeForm
 from ..mixins import OrgMixin

@@ -6,10 +6,10 @@ from django.shortcuts import redirect
 from django.views.generic import TemplateView
 
 from calls.models import Booking
+from core.errors import ValidationFailed
 from knowledge import selectors, services
 from knowledge.models import Calendar
 from knowledge.timezones import timezone_choices
-from voiceagent.errors import ValidationFailed
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

@@ -18,8 +18,8 @@ from calls import recordings, selectors
 from calls.evidence import evidence_marks
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
+from core.errors import InvalidTransition
 from knowledge.models import Location
-from voiceagent.errors import InvalidTransition
 
 from ..forms import DashboardForm, DayRangeForm
 from ..mixins import OrgMixin

@@ -14,7 +14,7 @@ from django.views.generic import FormView, TemplateView
 from calls.selectors import call_list
 from contacts import selectors, services
 from contacts.models import Contact
-from orgs.tenancy import get_for_org
+from core.tenancy import get_for_org
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

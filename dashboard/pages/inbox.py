@@ -14,7 +14,7 @@ from django.views.generic import TemplateView, View
 
 from calls import selectors
 from calls.services.inbox import callback_mark_handled, escalation_mark_handled, message_mark_handled
-from voiceagent.errors import NotFound
+from core.errors import NotFound
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

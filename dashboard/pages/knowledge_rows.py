@@ -7,8 +7,8 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict
+from core.errors import Conflict
+from core.tenancy import get_for_org
 
 from ..mixins import AdminRequiredMixin
 

@@ -14,12 +14,12 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView, View
 
+from core import jsonparse
+from core.errors import InvalidTransition, NotFound, ValidationFailed
 from meetings import selectors, services
 from meetings.errors import MeetingsProductOff
 from meetings.models import Dispatch
 from meetings.validation import NAME, TEXT
-from voiceagent import jsonparse
-from voiceagent.errors import InvalidTransition, NotFound, ValidationFailed
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin, error_page, is_admin_method

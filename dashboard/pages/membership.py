@@ -10,12 +10,12 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
+from core.errors import Conflict
+from core.tenancy import get_for_org
 from orgs import invitations, selectors, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
 from orgs.models import Invitation, Membership
-from orgs.tenancy import get_for_org
 from orgs.verification import EmailNotVerified, is_verified
-from voiceagent.errors import Conflict
 
 from .. import accounts
 from ..attempts import address_brake

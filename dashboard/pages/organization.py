@@ -8,8 +8,8 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, View
 
+from core.errors import NotFound
 from orgs import selectors, services
-from voiceagent.errors import NotFound
 
 from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin, remember_org

@@ -10,9 +10,9 @@ the dashboard knows.
 from django import forms
 from django.views.generic import TemplateView
 
+from core.errors import Forbidden
 from knowledge import selectors, services
 from knowledge.models import TeamMember
-from voiceagent.errors import Forbidden
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

@@ -16,8 +16,8 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import FormView, TemplateView, View
 
-from orgs.tenancy import get_for_org
-from voiceagent.errors import Conflict, NotFound, ValidationFailed
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.tenancy import get_for_org
 from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 

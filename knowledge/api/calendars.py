@@ -6,12 +6,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
+from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 from knowledge import selectors, services
 from knowledge.models import Calendar
 from knowledge.weekly_hours import DAYS, MAX_WINDOWS
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import service_args
 

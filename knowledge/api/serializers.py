@@ -2,9 +2,9 @@
 
 from rest_framework import serializers
 
+from core.api.serializers import OutputModelSerializer, StrictInputSerializer
+from core.sqljson import column
 from knowledge.models import Fact, Location, TeamMember
-from voiceagent.api.serializers import OutputModelSerializer, StrictInputSerializer
-from voiceagent.sqljson import column
 
 
 def service_args(data: dict, **renamed: str) -> dict:

@@ -4,11 +4,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import serializer_item
+from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 from knowledge import selectors, services
 from knowledge.models import Fact, Location, TeamMember
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.serializers import serializer_item
-from voiceagent.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
     FactInputSerializer,

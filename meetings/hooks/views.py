@@ -16,10 +16,10 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import NotFound
+from core.timefmt import iso_ms
 from meetings.selectors import dispatch_for_token
 from meetings.services import dispatch_report_progress
-from voiceagent.errors import NotFound
-from voiceagent.timefmt import iso_ms
 
 from .serializers import DispatchProgressSerializer
 

@@ -1,6 +1,6 @@
 """Request shape of the meetings runtime's ingestion (POST /internal/agent/v1/orgs/{org_id}/meetings).
 
-Strict (voiceagent.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
+Strict (core.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
 `formErrors`, a bad field in `fieldErrors` under its name. `meeting_ingest` checks the same rules again (it also
 serves `simulate_meeting`); the outcome itself is validated by meetings.validation, which names its fields with
 dotted paths (`outcome.tickets.0.title`).
@@ -9,8 +9,8 @@ dotted paths (`outcome.tickets.0.title`).
 from django.utils import timezone
 from rest_framework import serializers
 
+from core.api.serializers import StrictInputSerializer
 from meetings.validation import NAME
-from voiceagent.api.serializers import StrictInputSerializer
 
 TIMESTAMP_MESSAGE = "Expected an ISO 8601 timestamp with a time zone."
 

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema
 
-from voiceagent.api.docs import envelope, error_responses
-from voiceagent.api.views import OrgAPIView, data_response
+from core.api.docs import envelope, error_responses
+from core.api.views import OrgAPIView, data_response
 
 from .serializers import IdentitySerializer
 

@@ -7,11 +7,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from core import counters
 from orgs.models import ApiKey
 from orgs.services import api_key_revoke, organization_update
 from tests.factories import make_key
 from tests.support.redis_spy import redis_round_trips
-from voiceagent import counters
 from voiceagent.api.authentication import forget_kept_keys
 
 UNAUTHORIZED = {"error": "unauthorized"}

@@ -4,7 +4,7 @@ wait they report is what is left of the window."""
 import time
 import uuid
 
-from voiceagent import counters
+from core import counters
 
 
 def test_a_window_opens_at_its_first_hit_and_counts_on_across_clock_boundaries(db):

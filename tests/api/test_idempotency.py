@@ -14,12 +14,12 @@ from django.utils import timezone
 
 from contacts import services
 from contacts.models import Contact
+from core import counters
 from orgs.models import IdempotencyKey
 from orgs.tasks import idempotency_keys_purge
 from tests.conftest import _client
 from tests.factories import make_key
 from tests.support.database import connect
-from voiceagent import counters
 from voiceagent.api.idempotency import RUNNING, _claim_name, _lock_id
 from webhooks.models import Event
 

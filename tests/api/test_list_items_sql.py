@@ -1,4 +1,4 @@
-"""List items are built by PostgreSQL (voiceagent/sqljson.py); these pin each one, field for field, to the Python
+"""List items are built by PostgreSQL (core/sqljson.py); these pin each one, field for field, to the Python
 shape that documents it (the call payload, the serializers), over rows with and without their optional parts."""
 
 from datetime import UTC, datetime, timedelta

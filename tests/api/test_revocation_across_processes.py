@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from core import counters
 from orgs.models import ApiKey
 from orgs.services import api_key_revoke
 from tests.support.gunicorn import running_gunicorn
-from voiceagent import counters
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from audit import chain
 from audit.chain import canonical_bytes, seal, verify
-from audit.context import acting_as, user_actor
 from audit.models import AuditChain, AuditEvent
 from audit.services import record
+from core.actors import acting_as, user_actor
 from orgs.services import organization_update
 
 

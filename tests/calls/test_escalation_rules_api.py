@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from calls.models import Escalation
+from core.errors import Conflict, NotFound
 from knowledge.api.escalation_rules import EscalationRuleSerializer
 from knowledge.models import EscalationRule, Location, TeamMember
 from knowledge.services import (
@@ -17,7 +18,6 @@ from knowledge.services import (
     knowledge_version_bump,
     team_member_delete,
 )
-from voiceagent.errors import Conflict, NotFound
 
 from .conftest import Runtime
 

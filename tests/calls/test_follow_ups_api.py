@@ -10,8 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from calls.models import CallbackRequest, Escalation, Message
+from core.timefmt import iso_ms
 from knowledge.services import escalation_rule_create, location_create, team_member_create
-from voiceagent.timefmt import iso_ms
 
 from .conftest import events
 

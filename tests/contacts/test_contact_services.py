@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from contacts import services
 from contacts.models import Contact
-from voiceagent.errors import Conflict, ValidationFailed
+from core.errors import Conflict, ValidationFailed
 
 
 def test_contact_create_normalizes_and_stores_digits(org):

@@ -3,7 +3,7 @@
 import pytest
 
 from contacts.models import Contact
-from voiceagent.timefmt import iso_ms
+from core.timefmt import iso_ms
 
 NOT_FOUND = {"error": "not_found"}
 INVALID_PHONE = "Enter a valid phone number (E.164, or a national number of the organization's region)."

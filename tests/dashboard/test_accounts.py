@@ -133,8 +133,8 @@ def test_a_user_created_between_the_check_and_the_save_is_not_logged_in_as(clien
 
 
 def test_organization_signup_refuses_a_taken_email_and_writes_nothing(admin):
+    from core.errors import Conflict
     from orgs.services import organization_signup
-    from voiceagent.errors import Conflict
 
     before = (Organization.objects.count(), Membership.objects.count(), User.objects.count())
     with pytest.raises(Conflict) as exc:

@@ -10,10 +10,10 @@ from django.test import Client
 from django.utils import timezone
 
 from calls.models import Call, Order
+from core import links
 from knowledge.models import Location
 from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
 from tests.factories import OrganizationFactory
-from voiceagent import links
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@
 import pytest
 from django import forms
 
+from core.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 from dashboard.forms import DashboardForm
-from voiceagent.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 
 
 class PlaceForm(DashboardForm):

@@ -8,12 +8,12 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
+from core import jsonparse
 from meetings.models import Dispatch, DispatchProgress
 from meetings.services import dispatch_report_progress, outcome_approve
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.clients import logged_in
 from tests.support.nested_json import HUGE, JUST_OVER
-from voiceagent import jsonparse
 
 from .conftest import events, token_of
 

@@ -7,13 +7,13 @@ from urllib.parse import urlsplit
 import pytest
 from django.db import transaction
 
+from core.errors import Forbidden, InvalidTransition, ValidationFailed
 from meetings.models import Dispatch
 from meetings.services import outcome_approve, outcome_dispatch, outcome_update
 from meetings.tokens import digest_token
 from orgs.errors import NotAnAdmin
 from tests.calls.event_schemas import assert_valid_envelope
 from tests.factories import MembershipFactory
-from voiceagent.errors import Forbidden, InvalidTransition, ValidationFailed
 from webhooks.models import Delivery, Event
 
 from .conftest import events, token_of

@@ -6,12 +6,12 @@ from unittest import mock
 import pytest
 from django.core import mail
 
+from core.errors import Conflict, ValidationFailed
 from knowledge.services import team_member_create
 from notifications.models import NotificationRecipient
 from notifications.services import notify_webhook_disabled, recipient_create, recipient_delete, recipient_update
 from orgs.errors import NotAnAdmin
 from tests.notifications.conftest import send_pending
-from voiceagent.errors import Conflict, ValidationFailed
 from webhooks.services import subscription_create
 
 pytestmark = pytest.mark.django_db

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from core import metrics
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
 from tests.webhooks.helpers import make_subscription
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.test_drills import FAST, wait_until
-from voiceagent import metrics
 from webhooks.services import emit
 
 TOKEN = "metrics-token-0123456789"

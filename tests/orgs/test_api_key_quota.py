@@ -8,11 +8,11 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.urls import reverse
 
+from core.errors import Conflict
 from orgs.models import ApiKey
 from orgs.services import api_key_create, api_key_revoke
 from tests.factories import make_key
 from tests.support.clients import logged_in
-from voiceagent.errors import Conflict
 
 FULL = ("This organization has 2 active API keys, the most it may have (QUOTA_API_KEYS_PER_ORG = 2). "
         "Revoke a key to create another.")

@@ -2,9 +2,9 @@
 
 import pytest
 
+from core.timefmt import iso_ms
 from knowledge.models import Fact
 from tests.orgs.conftest import TIMESTAMP, knowledge_version
-from voiceagent.timefmt import iso_ms
 
 
 def fact_body(fact: Fact) -> dict:

@@ -2,10 +2,10 @@
 
 import pytest
 
+from core.errors import Conflict, Forbidden
 from knowledge import selectors, services
 from orgs.models import Organization
 from tests.orgs.conftest import knowledge_version
-from voiceagent.errors import Conflict, Forbidden
 
 
 def test_every_knowledge_write_bumps_the_version_and_changes_the_etag(org, admin):

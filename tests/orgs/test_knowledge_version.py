@@ -6,12 +6,12 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from contacts import services as contact_services
+from core.errors import Conflict, Forbidden, ValidationFailed
+from core.validation import check_email, check_lengths, optional_text
 from knowledge import selectors, services
 from knowledge import selectors as call_selectors
 from orgs.models import Organization
 from tests.orgs.conftest import knowledge_version
-from voiceagent.errors import Conflict, Forbidden, ValidationFailed
-from voiceagent.validation import check_email, check_lengths, optional_text
 
 
 def _runtime_knowledge(org, etag=None):

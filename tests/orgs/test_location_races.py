@@ -7,6 +7,7 @@ import threading
 import pytest
 from django.db import connection
 
+from core.errors import NotFound
 from knowledge.models import Calendar, EscalationRule, Fact, Location
 from knowledge.services import (
     calendar_create,
@@ -16,7 +17,6 @@ from knowledge.services import (
     location_create,
     location_delete,
 )
-from voiceagent.errors import NotFound
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from core.errors import Conflict, ValidationFailed
+from core.timefmt import iso_ms
 from knowledge import services
 from knowledge.models import Fact, Location
 from tests.orgs.conftest import knowledge_version
-from voiceagent.errors import Conflict, ValidationFailed
-from voiceagent.timefmt import iso_ms
 
 
 def location_body(location: Location) -> dict:

@@ -5,10 +5,10 @@ import threading
 import pytest
 from django.db import connection
 
+from core.errors import Forbidden, ValidationFailed
 from orgs.models import Membership
 from orgs.services import membership_set_role
 from tests.factories import MembershipFactory
-from voiceagent.errors import Forbidden, ValidationFailed
 
 
 def test_the_last_admin_cannot_be_demoted(org, admin):

@@ -1,8 +1,8 @@
-"""Bodies nested too deep for `voiceagent.jsonparse`, and the answer every JSON endpoint gives them."""
+"""Bodies nested too deep for `core.jsonparse`, and the answer every JSON endpoint gives them."""
 
 import logging
 
-from voiceagent import jsonparse
+from core import jsonparse
 
 HUGE = "[" * 200_000  # the decoder's recursion overflows long before the end
 JUST_OVER = "[" * (jsonparse.MAX_DEPTH + 1) + "]" * (jsonparse.MAX_DEPTH + 1)  # parses, but beyond the cap

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from voiceagent.timefmt import iso_ms
+from core.timefmt import iso_ms
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit
 
@@ -299,7 +299,7 @@ def test_a_rate_limit_out_of_range_or_not_an_integer_is_a_400_naming_the_field_a
 
 
 def test_the_service_refuses_a_rate_limit_out_of_range_whatever_the_interface(org):
-    from voiceagent.errors import ValidationFailed
+    from core.errors import ValidationFailed
     from webhooks.services import subscription_create
 
     for value in (0, 1001, "5", 2.5):

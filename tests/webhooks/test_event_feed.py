@@ -10,8 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core.timefmt import iso_ms
 from tests.webhooks.helpers import make_subscription
-from voiceagent.timefmt import iso_ms
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
 

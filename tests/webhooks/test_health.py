@@ -9,9 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core.errors import NotFound
 from tests.support.clients import logged_in
 from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
-from voiceagent.errors import NotFound
 from webhooks import selectors
 from webhooks.models import Subscription
 

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core.errors import Conflict
+from core.timefmt import iso_ms
 from tests.webhooks.helpers import make_subscription
-from voiceagent.errors import Conflict
-from voiceagent.timefmt import iso_ms
 from webhooks import services
 from webhooks.models import Delivery, ReplayRun, Subscription
 from webhooks.services import emit

@@ -8,10 +8,10 @@ import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from core.timefmt import iso_ms
 from tests.calls.conftest import Runtime
 from tests.webhooks.helpers import make_subscription
 from tests.webhooks.receiver import Receiver
-from voiceagent.timefmt import iso_ms
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
 

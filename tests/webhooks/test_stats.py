@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core.timefmt import iso_ms
 from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
-from voiceagent.timefmt import iso_ms
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.selectors import _STATS_SQL, STATS_WINDOWS, TOP_ERRORS
 

@@ -16,11 +16,11 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from core import counters
 from tests.factories import OrganizationFactory, make_key
 from tests.support.gunicorn import running_gunicorn
 from tests.webhooks.helpers import make_subscription
 from tests.webhooks.receiver import Receiver
-from voiceagent import counters
 from webhooks import probe
 
 pytestmark = pytest.mark.usefixtures("allow_local")

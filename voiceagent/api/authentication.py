@@ -22,15 +22,15 @@ from django.db.models.base import ModelState
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
+from core import counters
+from core.api.throttling import rates, verdict
 from orgs import key_epochs
 from orgs.keys import digest_key
 from orgs.models import ApiKey
 from orgs.selectors import active_api_key_row, api_key_from_row
-from voiceagent import counters
 
 from . import idempotency
 from .permissions import required_scope
-from .throttling import rates, verdict
 
 # docs/api.md#authentication: the header must match this exactly; DRF's TokenAuthentication would accept `bearer`.
 HEADER_PATTERN = re.compile(r"Bearer ([A-Za-z0-9_]{40})")  # fullmatch: `$` would allow a trailing newline
@@ -127,7 +127,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             key = self._read(digest, epoch)
             self._count(request, key, digest)
         self._touch(key, digest)
-        request._request._audit_key = key  # the actor of the audit entries this request writes (audit.context)
+        request._request._audit_key = key  # the actor of the audit entries this request writes (core.actors)
         return KeyPrincipal(key), key
 
     def authenticate_header(self, request):

@@ -2,7 +2,7 @@
 
 DRF views answer through `api_exception_handler`; what never reaches DRF (the router's 404, Django's 400/405, the
 body-size edge, unhandled exceptions) is answered by the middleware and the fallback handlers with the same
-bodies. Every body is built by `voiceagent.errors.error_body`.
+bodies. Every body is built by `core.errors.error_body`.
 """
 
 import logging
@@ -13,7 +13,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from voiceagent.errors import DomainError, ValidationFailed, error_body
+from core.errors import DomainError, ValidationFailed, error_body
 
 logger = logging.getLogger("voiceagent.api")
 

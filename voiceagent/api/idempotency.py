@@ -3,7 +3,7 @@ one's answer instead of doing the work twice.
 
 PostgreSQL decides, Redis predicts. The answer is stored in PostgreSQL in the same transaction as the change, under
 a unique (API key, Idempotency-Key): a change can never commit without its record, nor twice. Redis saves the
-common case its lookup: the script that authenticates and counts the request (voiceagent.counters) also claims the
+common case its lookup: the script that authenticates and counts the request (core.counters) also claims the
 key, so the first request learns in that same round trip that no other has it and goes straight to its handler:
 
 1. claimed now: the handler runs in one transaction that its service joins (no savepoint pair,
@@ -31,11 +31,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
+from core import counters
+from core.errors import DomainError, ValidationFailed
 from orgs.crypto import decrypt_bytes, encrypt_bytes
 from orgs.models import IdempotencyKey
 from orgs.tasks import KEPT_FOR
-from voiceagent import counters
-from voiceagent.errors import DomainError, ValidationFailed
 
 HEADER = "Idempotency-Key"
 METHODS = frozenset({"POST", "PATCH"})

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 
-from voiceagent.api.docs import envelope, error_responses, list_envelope
-from voiceagent.api.views import OrgAPIView, data_response, list_response, paginate
+from core.api.docs import envelope, error_responses, list_envelope
+from core.api.views import OrgAPIView, data_response, list_response, paginate
 
 from .. import catalog, feed
 from .serializers import EventFeedParams, EventSerializer, EventTypeSerializer, EventWithDeliveriesSerializer

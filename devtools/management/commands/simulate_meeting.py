@@ -17,12 +17,12 @@ from django.http.request import validate_host
 from django.test import Client
 from django.utils import timezone
 
+from core.errors import DomainError
+from core.timefmt import iso_ms
 from meetings.models import Outcome
 from meetings.services import outcome_approve, outcome_dispatch
 from orgs.models import Membership, Organization
 from orgs.services import organization_update
-from voiceagent.errors import DomainError
-from voiceagent.timefmt import iso_ms
 
 SCENARIOS = [
     {

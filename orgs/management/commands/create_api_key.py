@@ -3,9 +3,9 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import DomainError
 from orgs.models import ApiKey, Organization
 from orgs.services import api_key_create
-from voiceagent.errors import DomainError
 
 SCOPES = {"read": ApiKey.Scope.READ, "read,write": ApiKey.Scope.READ_WRITE, "read,audit": ApiKey.Scope.READ_AUDIT,
           "read,write,audit": ApiKey.Scope.READ_WRITE_AUDIT}

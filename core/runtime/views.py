@@ -3,14 +3,17 @@
 
 Order of checks: the service token (401 `unauthorized`, nothing read or written), then the org named in the
 path (404 `not_found`, also for a value that is not a UUID), then the handler. No per-key rate limit (the
-runtime is ours) and no public schema.
+runtime is ours) and no public schema. The org's model is `settings.ORGANIZATION_MODEL` (as Django names the user
+model in AUTH_USER_MODEL), so this base imports no app.
 """
 
+from django.apps import apps
+from django.conf import settings
+from django.db import models
 from rest_framework.views import APIView
 
-from orgs.models import Organization
-from orgs.tenancy import get_or_not_found
-from voiceagent.api.parsers import JSONParser
+from core.api.parsers import JSONParser
+from core.tenancy import get_or_not_found
 
 from .authentication import IsRuntime, RuntimeTokenAuthentication
 
@@ -24,12 +27,12 @@ class RuntimeAPIView(APIView):
     parser_classes = [JSONParser]
     schema = None  # internal: not part of the public /v1 reference
 
-    org: Organization
+    org: models.Model
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication and permission first
         # The org named in the path, or NotFound: a malformed id looks like a missing one.
-        self.org = get_or_not_found(Organization, kwargs.get("org_id"))
+        self.org = get_or_not_found(apps.get_model(settings.ORGANIZATION_MODEL), kwargs.get("org_id"))
 
     def validate_body(self, serializer_class) -> dict:
         """The request body through a StrictInputSerializer, or 400 `Validation failed` (the one error handler)."""

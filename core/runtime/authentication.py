@@ -8,7 +8,7 @@ import re
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
 
-from audit.context import RUNTIME
+from core.actors import RUNTIME
 
 HEADER_PATTERN = re.compile(r"Bearer (\S+)")  # fullmatch: `$` would allow a trailing newline
 

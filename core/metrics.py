@@ -4,36 +4,32 @@ Per process, counted by the request middleware: requests by route, method and st
 reads are the requests of the runtime's knowledge route. With several gunicorn workers set PROMETHEUS_MULTIPROC_DIR
 (prometheus-client's multiprocess mode) so a scrape sums them.
 
-From the database and the broker at scrape time (cheap indexed reads, cached 5 seconds): the webhook outbox's
-depth and delivery lag (the age of the oldest delivery still pending), attempts of the last 15 minutes by result,
-disabled subscriptions, the e-mail outbox's depth, and the Celery queue's length.
+From the database and the broker at scrape time (cheap indexed reads, cached 5 seconds): the gauges the apps register
+from their `AppConfig.ready()` through `register_gauges` (webhooks: the outbox's depth, the delivery lag, recent
+attempts by result, disabled subscriptions; notifications: the e-mail outbox's depth), so this module imports no
+app, then the Celery queue's length.
 """
 
 import hmac
 import os
 import threading
 import time
-from datetime import timedelta
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
-from django.db.models import Count, Min, Q
 from django.http import Http404, HttpResponse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY
-
-from notifications.models import EmailNotification
-from webhooks.models import Delivery, DeliveryAttempt, Subscription
 
 REQUESTS = Counter("voiceagent_requests_total", "HTTP requests answered, by route, method and status.",
                    ["route", "method", "status"])
 LATENCY = Histogram("voiceagent_request_duration_seconds", "Time to answer, by route and method.",
                     ["route", "method"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 CACHE_SECONDS = 5.0
-ATTEMPT_WINDOW = timedelta(minutes=15)
 
 
 # A client chooses its method: any other word is counted as "OTHER", so requests cannot mint new series.
@@ -67,29 +63,36 @@ def _queue_length() -> float:
         client.close()
 
 
-def _read() -> dict:
-    now = timezone.now()
-    pending = Delivery.objects.filter(status=Delivery.Status.PENDING).aggregate(n=Count("pk"), oldest=Min("created_at"))
-    attempts = DeliveryAttempt.objects.filter(created_at__gte=now - ATTEMPT_WINDOW).aggregate(
-        succeeded=Count("pk", filter=Q(status_code__gte=200, status_code__lt=300)),
-        failed=Count("pk", filter=Q(status_code__isnull=True) | Q(status_code__lt=200) | Q(status_code__gte=300)),
-    )
-    return {
-        "outbox_depth": pending["n"],
-        "lag": (now - pending["oldest"]).total_seconds() if pending["oldest"] else 0.0,
-        "attempts": attempts,
-        "disabled": Subscription.objects.filter(enabled=False).count(),
-        "email_depth": EmailNotification.objects.filter(status=EmailNotification.Status.PENDING).count(),
-        "queue": _queue_length(),
-    }
+@dataclass(frozen=True)
+class GaugeSource:
+    """What an app reports at scrape time: `read()` returns its values (database reads, run at most once per
+    CACHE_SECONDS), `families(values)` turns them into metric families, and `empty` is what `families` is given to
+    name them without reading anything."""
+
+    read: Callable[[], object]
+    families: Callable[[object], Iterable[Metric]]
+    empty: object
 
 
-class OutboxCollector:
+_SOURCES: list[GaugeSource] = []
+
+
+def register_gauges(*, read: Callable[[], object], families: Callable[[object], Iterable[Metric]],
+                    empty: object) -> None:
+    """Add an app's gauges to every scrape; called once from the app's `AppConfig.ready()`."""
+    _SOURCES.append(GaugeSource(read=read, families=families, empty=empty))
+
+
+def _read() -> tuple[list, float]:
+    return [(source, source.read()) for source in _SOURCES], _queue_length()
+
+
+class ScrapeCollector:
     def __init__(self):
         self._lock = threading.Lock()
-        self._cached: tuple[float, dict] | None = None
+        self._cached: tuple[float, tuple[list, float]] | None = None
 
-    def values(self) -> dict:
+    def values(self) -> tuple[list, float]:
         with self._lock:
             if self._cached is None or time.monotonic() - self._cached[0] > CACHE_SECONDS:
                 self._cached = (time.monotonic(), _read())
@@ -97,28 +100,24 @@ class OutboxCollector:
 
     def describe(self):
         """The names, without reading anything (prometheus-client asks at registration, at import time)."""
-        return list(self._families(_EMPTY))
+        return list(self._families(_empty()))
 
     def collect(self):
         return self._families(self.values())
 
     @staticmethod
-    def _families(v: dict):
-        yield GaugeMetricFamily("voiceagent_webhook_outbox_depth", "Webhook deliveries pending.", v["outbox_depth"])
-        yield GaugeMetricFamily("voiceagent_webhook_delivery_lag_seconds",
-                                "Age of the oldest webhook delivery still pending (0: none).", v["lag"])
-        attempts = GaugeMetricFamily("voiceagent_webhook_attempts_recent",
-                                     "Webhook attempts of the last 15 minutes, by result.", labels=["result"])
-        for result, count in v["attempts"].items():
-            attempts.add_metric([result], count)
-        yield attempts
-        yield GaugeMetricFamily("voiceagent_webhook_subscriptions_disabled", "Disabled subscriptions.", v["disabled"])
-        yield GaugeMetricFamily("voiceagent_email_outbox_depth", "Notification e-mails pending.", v["email_depth"])
-        yield GaugeMetricFamily("voiceagent_celery_queue_length", "Tasks waiting on the broker.", v["queue"])
+    def _families(values: tuple[list, float]):
+        sources, queue = values
+        for source, value in sources:
+            yield from source.families(value)
+        yield GaugeMetricFamily("voiceagent_celery_queue_length", "Tasks waiting on the broker.", queue)
 
 
-_EMPTY = {"outbox_depth": 0, "lag": 0.0, "attempts": {}, "disabled": 0, "email_depth": 0, "queue": 0.0}
-COLLECTOR = OutboxCollector()
+def _empty() -> tuple[list, float]:
+    return [(source, source.empty) for source in _SOURCES], 0.0
+
+
+COLLECTOR = ScrapeCollector()
 REGISTRY.register(COLLECTOR)
 
 

@@ -1,18 +1,32 @@
-"""The base of every /v1 view: key auth, scope, rate limit, org scoping, and the response envelopes."""
+"""The base of every /v1 view: key auth, scope, rate limit, org scoping, idempotent writes, and the response envelopes.
 
+The pieces that need the key's model (the authenticator, the scope permission, the idempotency records) belong to
+the project and reach these views through settings: DRF's `DEFAULT_AUTHENTICATION_CLASSES`,
+`DEFAULT_PERMISSION_CLASSES` and `DEFAULT_THROTTLE_CLASSES`, and `API_WRITE_WRAPPER` for POST and PATCH. So this
+module imports no app, and every app's API builds on it.
+"""
+
+import functools
+
+from django.conf import settings
 from django.http import Http404
-from rest_framework import permissions, serializers
+from django.utils.module_loading import import_string
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orgs.tenancy import get_for_org
-from voiceagent.errors import NotFound
+from core.errors import NotFound
+from core.tenancy import get_for_org
 
-from . import idempotency
-from .authentication import ApiKeyAuthentication
 from .pagination import PageParams, paginate, paginate_items
-from .permissions import HasScope
-from .throttling import KeyRateThrottle, rate_limit_headers
+from .throttling import rate_limit_headers
+
+
+@functools.cache
+def _write_wrapper():
+    """`API_WRITE_WRAPPER(view, request, handler) -> handler`, read once: a missing setting fails the first write
+    loudly rather than leaving writes without their idempotency."""
+    return import_string(settings.API_WRITE_WRAPPER)
 
 
 class OrgAPIView(APIView):
@@ -22,9 +36,8 @@ class OrgAPIView(APIView):
     `get_queryset()`/`get_object()` give the org-scoped lookups; another org's id is a plain 404.
     """
 
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [HasScope]
-    throttle_classes = [KeyRateThrottle]
+    # authentication_classes, permission_classes and throttle_classes: DRF's defaults, from settings (the key
+    # authenticator alone, the scope permission, the per-key rate limit).
     model = None
 
     @property
@@ -39,7 +52,7 @@ class OrgAPIView(APIView):
         return self.model.objects.for_org(self.org)
 
     def get_object(self, pk, queryset=None):
-        """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (orgs.tenancy)."""
+        """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (core.tenancy)."""
         return get_for_org(queryset if queryset is not None else self.get_queryset(), self.org, pk)
 
     def validate_query(self, serializer_class) -> dict:
@@ -58,7 +71,7 @@ class OrgAPIView(APIView):
         super().initial(request, *args, **kwargs)  # authentication, scope, rate limit
         method = request.method.lower()
         if method in ("post", "patch") and hasattr(self, method):
-            setattr(self, method, idempotency.wrap(self, request, getattr(self, method)))
+            setattr(self, method, _write_wrapper()(self, request, getattr(self, method)))
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -72,23 +85,6 @@ class OrgAPIView(APIView):
         return super().handle_exception(exc)
 
 
-class IsKeyed(permissions.BasePermission):
-    def has_permission(self, request, view):
-        return request.auth is not None  # without a key DRF answers 401, the authenticator being there
-
-
-class UnknownEndpointView(OrgAPIView):
-    """Every /v1 path no route matches, whatever the method: authenticated and counted like any keyed request, then
-    404, so an unknown path tells nothing to a caller without a key (401) and carries the RateLimit headers."""
-
-    permission_classes = [IsKeyed]
-    schema = None
-
-    def initial(self, request, *args, **kwargs):
-        APIView.initial(self, request, *args, **kwargs)
-        raise NotFound()
-
-
 def data_response(data, status=200, **extra) -> Response:
     return Response({"data": data, **extra}, status=status)
 
@@ -98,7 +94,7 @@ def list_response(rows, has_more: bool, next_cursor: str | None) -> Response:
 
 
 def item_list_response(queryset, params: dict, *, item, time_field="created_at", scope="") -> Response:
-    """A page whose items PostgreSQL builds (`item`, from voiceagent.sqljson.model_item): see `paginate_items`."""
+    """A page whose items PostgreSQL builds (`item`, from core.sqljson.model_item): see `paginate_items`."""
     return Response(paginate_items(queryset, params, item=item, time_field=time_field, scope=scope))
 
 

@@ -1,4 +1,5 @@
-"""Who is acting, for the entries a service records: set per request by the interfaces, `system` when none is.
+"""Who is acting, for the entries the audit trail records (audit.services): set per request by the interfaces, `system`
+when none is.
 
 The interfaces bind their request (`bind_request`, by the request-id middleware, so every request has one) and may
 name an explicit actor (`acting_as`: the agent runtime, a sign-in before the session knows its user). The actor is

@@ -11,8 +11,8 @@ from django.core import signing
 from django.db.models import Q
 from rest_framework import serializers
 
-from voiceagent.errors import ValidationFailed
-from voiceagent.sqljson import epoch_microseconds
+from core.errors import ValidationFailed
+from core.sqljson import epoch_microseconds
 
 from .renderers import RenderedPage
 
@@ -87,7 +87,7 @@ def paginate(queryset, params: dict, *, time_field="created_at", scope="") -> tu
 
 
 def paginate_items(queryset, params: dict, *, item, time_field="created_at", scope="") -> RenderedPage:
-    """`paginate`, with each row's item built by PostgreSQL (`item`, from voiceagent.sqljson.model_item): one
+    """`paginate`, with each row's item built by PostgreSQL (`item`, from core.sqljson.model_item): one
     query, and no model instance, datetime or dict per row."""
     limit = params.get("limit", DEFAULT_LIMIT)
     rows = list(

@@ -6,8 +6,8 @@ from django.db import models
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
-from voiceagent.sqljson import model_item
-from voiceagent.timefmt import iso_ms
+from core.sqljson import model_item
+from core.timefmt import iso_ms
 
 
 class TimestampField(serializers.DateTimeField):

@@ -7,7 +7,7 @@ so a service called from the dashboard reports a field exactly as the API would.
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 
-from voiceagent.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 
 def optional_text(value) -> str | None:

@@ -1,6 +1,6 @@
 """Rate limits in Redis, so every process shares one count: per key, and per organization beside it.
 
-Each is a GCRA limiter (voiceagent/counters.py): `limit` requests a minute, a burst of `limit` at once, then one
+Each is a GCRA limiter (core/counters.py): `limit` requests a minute, a burst of `limit` at once, then one
 more every 60/limit seconds. Unlike the clock-aligned windows before it, no minute boundary lets a burst through
 twice: over any d seconds at most limit + limit * d / 60 pass (docs/api.md#limits). The authenticator counts the
 request against both of its limiters in the same Redis round trip that validates its cached key
@@ -11,7 +11,7 @@ RateLimit draft, for the tighter of the two, and go on every keyed response thro
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from voiceagent import counters
+from core import counters
 
 
 def rates(key, kind: str) -> tuple[counters.Rate, counters.Rate]:

@@ -1,5 +1,5 @@
 """The JSON parser of every JSON endpoint (/v1, the agent runtime's, the hooks): DRF's, reading through
-`voiceagent.jsonparse`, so a body nested too deep is a ParseError (400 `Validation failed`) like any malformed one."""
+`core.jsonparse`, so a body nested too deep is a ParseError (400 `Validation failed`) like any malformed one."""
 
 import codecs
 
@@ -7,7 +7,7 @@ from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.utils.json import strict_constant
 
-from voiceagent import jsonparse
+from core import jsonparse
 
 
 class JSONParser(parsers.JSONParser):
