@@ -2,8 +2,8 @@
 
 Strict (core.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
 `formErrors`, a bad field in `fieldErrors` under its name. `meeting_ingest` checks the same rules again (it also
-serves `simulate_meeting`); the outcome itself is validated by meetings.validation, which names its fields with
-dotted paths (`outcome.tickets.0.title`).
+serves `simulate_meeting`); the outcome itself is validated by meetings.validation, whose dotted paths
+(`outcome.tickets.0.title`) the API reports under `outcome`, the path leading the message (voiceagent.api.errors).
 """
 
 from django.utils import timezone
