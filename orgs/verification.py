@@ -82,7 +82,7 @@ def verify(*, code: str):
         user = User.objects.select_for_update().filter(pk=force_str(urlsafe_base64_decode(uid))).first()
     except (ValueError, TypeError, OverflowError):
         user = None
-    if user is None or not _tokens.check_token(user, token):
+    if user is None or not user.is_active or not _tokens.check_token(user, token):  # a disabled account stays out
         raise VerificationInvalid("This confirmation link is not valid: it expired or was already used. Sign up "
                                   "again with the same address to get a new one.")
     mark_verified(user=user)

@@ -133,3 +133,13 @@ def test_the_demo_admin_of_seed_demo_is_confirmed_and_can_invite(settings):
     assert is_verified(admin)
     org = Organization.objects.get(name=DEMO_ORG)
     assert invitation_create(org=org, by=admin, email="guest@demo.example", role="member").pk
+
+
+def test_a_disabled_account_is_not_confirmed_nor_logged_in_by_its_code(mailoutbox):
+    _sign_up("owner@example.com")
+    User.objects.filter(username="owner@example.com").update(is_active=False)
+    visitor = Client()
+    response = visitor.post("/verify-email/", {"code": confirmation_code(mailoutbox[0])})
+    assert response.status_code == 200 and 'data-testid="error-code"' in response.content.decode()
+    assert "_auth_user_id" not in visitor.session
+    assert not is_verified(User.objects.get(username="owner@example.com"))
