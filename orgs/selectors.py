@@ -31,12 +31,6 @@ def user_id_for_username(username: str) -> int | None:
     return get_user_model().objects.filter(username=username).values_list("pk", flat=True).first()
 
 
-def active_api_key_for_digest(digest: str):
-    """The active key with this digest, its organization attached, in one indexed lookup; or None."""
-    row = active_api_key_row(digest)
-    return None if row is None else api_key_from_row(row)
-
-
 def active_api_key_row(digest: str) -> tuple[list, list] | None:
     """The converted column values of the active key with this digest and of its organization, or None: what
     `api_key_from_row` builds instances from.

@@ -101,8 +101,7 @@ def _run_concurrently(count, target):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_creates_of_one_number_give_one_201_and_409s(write_key, org):
-    # SQLite serializes writers (busy timeout) so this is weaker there, but the contract still holds:
-    # exactly one row, the rest 409, never a 500.
+    # Exactly one row, the rest 409, never a 500.
     plaintext = write_key[1]
     spellings = ["+14155550100", "+1 (415) 555-0100", "415-555-0100", "(415) 555 0100", "4155550100", "+1.415.555.0100"]
 

@@ -21,8 +21,6 @@ def test_the_last_admin_cannot_be_demoted(org, admin):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_admins_demoting_each_other_at_once_leave_one_admin_and_no_deadlock(org):
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are what this is about; SQLite serializes whole transactions")
     first, second = (MembershipFactory(organization=org, role="admin") for _ in range(2))
     barrier = threading.Barrier(2)
     outcomes = []
