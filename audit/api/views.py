@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from audit import chain, selectors
 from audit.models import AuditEvent
 from core.api.docs import envelope, error_responses, list_envelope
-from core.api.views import OrgAPIView, data_response, list_response, paginate
+from core.api.views import OrgAPIView, data_response, list_response
 
 from .serializers import AuditEventListParams, AuditEventSerializer, AuditVerifySerializer
 
@@ -32,8 +32,8 @@ class AuditEventListView(AuditAPIView):
     def get(self, request):
         params = self.validate_query(AuditEventListParams)
         filters = {name: params.get(name) for name in ("action", "actor_id", "target_id", "since", "until")}
-        rows, has_more, next_cursor = paginate(
-            selectors.audit_event_list(org=self.org, **filters), params, time_field="occurred_at", scope="audit"
+        rows, has_more, next_cursor = selectors.audit_event_page(
+            selectors.audit_event_list(org=self.org, **filters), limit=params["limit"], cursor=params.get("cursor")
         )
         return list_response([selectors.entry_data(row) for row in rows], has_more, next_cursor)
 

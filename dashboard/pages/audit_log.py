@@ -14,7 +14,6 @@ from django.views.generic import TemplateView, View
 from audit import selectors
 from audit.actions import ACTIONS, PREFIXES
 from audit.chain import timestamp
-from core.api.pagination import paginate
 from core.errors import ValidationFailed
 
 from ..forms import DayRangeForm
@@ -76,11 +75,10 @@ class AuditLogView(AdminRequiredMixin, TemplateView):
         if valid:
             entries = selectors.audit_event_list(org=self.org, **form.filters())
             try:
-                page, _, next_cursor = paginate(entries, {"limit": PAGE_SIZE, "cursor": cursor},
-                                                time_field="occurred_at", scope="audit-dashboard")
-            except ValidationFailed:  # a stale or edited cursor: start from the newest
-                page, _, next_cursor = paginate(entries, {"limit": PAGE_SIZE}, time_field="occurred_at",
-                                                scope="audit-dashboard")
+                page, _, next_cursor = selectors.audit_event_page(entries, limit=PAGE_SIZE, cursor=cursor,
+                                                                  scope="dashboard")
+            except ValidationFailed:  # an edited cursor: start from the newest
+                page, _, next_cursor = selectors.audit_event_page(entries, limit=PAGE_SIZE, scope="dashboard")
             rows = [{"entry": entry, "changes": _changes(entry)} for entry in page]
         return super().get_context_data(
             form=form, rows=rows, valid=valid, filtered=form.is_bound, next_cursor=next_cursor,
