@@ -1,4 +1,4 @@
-"""Field validators shared by the services that clean plain values (orgs' knowledge base, contacts).
+"""Field validators shared by the services that clean plain values (the knowledge base, contacts).
 
 Each raises ValidationFailed with the spec's `fieldErrors` shape and the same messages as the API's serializers,
 so a service called from the dashboard reports a field exactly as the API would.
