@@ -5,7 +5,7 @@ process sees them:
 - per client address and minute, the minute opening at its first POST (`attempt_limit`): the address is
   `core.clientaddr.client_address`, which honours X-Forwarded-For only from the proxies TRUSTED_PROXY_COUNT /
   TRUSTED_PROXIES name, so behind a proxy two clients are counted apart and a client cannot pick its own address;
-  An IPv6 client is counted per /64 (`address_bucket`): one subscriber usually holds a whole /64, and counting its
+  an IPv6 client is counted per /64 (`address_bucket`): one subscriber usually holds a whole /64, and counting its
   addresses apart would give it 2^64 fresh buckets;
 - per account (`AccountBrake`): failed log-ins of one account from any number of addresses. The account is what
   log-in would sign in as: the user's id when the address names one, else the address as log-in normalizes it (NFKC,

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 
 
 def _me(port, plaintext):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # a worker still booting on a loaded machine
     connection.request("GET", "/v1/me", headers={"Authorization": f"Bearer {plaintext}"})
     response = connection.getresponse()
     return response.status, json.loads(response.read())

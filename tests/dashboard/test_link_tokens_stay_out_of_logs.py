@@ -76,7 +76,7 @@ def test_gunicorns_access_log_holds_no_invitation_or_reset_token(org, admin, tmp
     log_path = tmp_path / "gunicorn.log"
     with running_gunicorn(log_path) as port:
         for path in (*paths.values(), paths["reset"].replace("/password-reset/", "/password-reset/x")):
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             connection.request("GET", path)
             connection.getresponse().read()
             connection.close()
