@@ -163,12 +163,25 @@ _CLAIM_TEMPLATE = """
     )
     SELECT slotted.id, slotted.organization_id, slotted.attempt_count, slotted.next_trigger, slotted.subscription_id,
            slotted.event_id, e.payload,
-           CASE WHEN share.rate IS NULL THEN NULL ELSE share.slot + slotted.k * interval '1 second' / share.rate END
+           CASE WHEN share.rate IS NULL THEN NULL ELSE share.slot + slotted.k * interval '1 second' / share.rate END,
+           {subscription_columns}
       FROM slotted JOIN share ON share.id = slotted.subscription_id JOIN webhooks_event AS e ON e.id = slotted.event_id
+      JOIN webhooks_subscription AS sub ON sub.id = slotted.subscription_id
 """
+# What sending and recording need of each claimed delivery's subscription, read by the claim itself (a query of its
+# own per claim cost a worker as much as the claim).
+_SUBSCRIPTION_FIELDS = (
+    "organization_id", "url", "enabled", "secret_encrypted", "previous_secret_encrypted", "previous_secret_expires_at",
+    "last_success_at", "failing_since", "in_flight_limit", "paused_until",
+)
 
-_CLAIM_FAIR_SQL = _CLAIM_TEMPLATE.format(candidates=_FAIR_CANDIDATES.format(share=_SHARE))
-_CLAIM_ASKED_SQL = _CLAIM_TEMPLATE.format(candidates=_ASKED_CANDIDATES.format(share=_SHARE))
+_SUBSCRIPTION_COLUMNS = ", ".join(f"sub.{name}" for name in _SUBSCRIPTION_FIELDS)
+_CLAIM_FAIR_SQL = _CLAIM_TEMPLATE.format(
+    candidates=_FAIR_CANDIDATES.format(share=_SHARE), subscription_columns=_SUBSCRIPTION_COLUMNS
+)
+_CLAIM_ASKED_SQL = _CLAIM_TEMPLATE.format(
+    candidates=_ASKED_CANDIDATES.format(share=_SHARE), subscription_columns=_SUBSCRIPTION_COLUMNS
+)
 
 # How far ahead a rate-capped subscription's send slots may be handed out (its threads wait for their slot).
 RATE_HORIZON = 1.0
@@ -180,7 +193,7 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     ids given are only what the caller reports on); with `extra` = 0, those of `delivery_ids` that are due, pending
     and unleased. Returns the claim token and, for each delivery claimed, (id, organization_id, attempt_count,
     next_trigger, subscription_id, event_id, payload, send_at): send_at is the rate-capped slot before which the
-    POST must not start (None without a cap).
+    POST must not start (None without a cap); then the subscription's _SUBSCRIPTION_FIELDS.
 
     The rows are row-locked with SKIP LOCKED and re-checked after the lock, so two workers never claim the same
     attempt; a claimed id whose own task runs later finds the lease and does nothing ("skipped").
@@ -244,15 +257,19 @@ class Claimed:
 
 def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
     """Claimed deliveries from `claim`'s plain values (full model rows with their event and subscription joined in
-    cost a worker more than the POST itself), with their subscriptions (one query; a batch rarely has many)."""
-    subscriptions = Subscription.objects.in_bulk({row[4] for row in rows})
+    cost a worker more than the POST itself), each with its subscription as the claim read it."""
     now = timezone.now()
     start_by = claimed_at + _start_window()
-    return [
-        Claimed(*row[:6], bytes(row[6]), subscriptions[row[4]], token,
-                None if row[7] is None else claimed_at + (row[7] - now).total_seconds(), start_by)
-        for row in rows
-    ]
+    subscriptions: dict = {}
+    claimed = []
+    for row in rows:
+        sub = subscriptions.get(row[4])
+        if sub is None:
+            fields = dict(zip(_SUBSCRIPTION_FIELDS, row[8:], strict=True))
+            sub = subscriptions[row[4]] = Subscription(id=row[4], **fields)
+        send_at = None if row[7] is None else claimed_at + (row[7] - now).total_seconds()
+        claimed.append(Claimed(*row[:6], bytes(row[6]), sub, token, send_at, start_by))
+    return claimed
 
 
 # A task keeps claiming as its POSTs finish (its sender threads never idle while fair work is due) for this long at
@@ -260,7 +277,9 @@ def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
 # visibility timeout, and a chain of short ones lets a restarting worker stop between them).
 REFILL_SECONDS = 20.0
 RECORD_EVERY = 1.0
-# After a POST finishes, others finishing within this much more are recorded (and refilled) with it: one round trip.
+# After a POST finishes, others finishing within this much more are recorded (and refilled) with it: one round trip,
+# and one claim for several free threads. Claims are serialized (_CLAIM_SQL), so a claim per finished POST would make
+# them the bottleneck of a fast drain; a task refills once half its threads are free (or all its POSTs are done).
 LINGER = 0.003
 
 
@@ -305,16 +324,30 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
         return len(rows)
 
     took = take(extra if fair else len(asked))
+    threads = conf.send_threads()
+    settled_at = time.monotonic()
+    ready: set = set()
     while pending:
-        done, _ = wait(pending, timeout=RECORD_EVERY, return_when=FIRST_COMPLETED)
-        if done and len(done) < len(pending):
-            more, _ = wait(set(pending) - done, timeout=LINGER, return_when=ALL_COMPLETED)
-            done |= more
-        finished = [(pending.pop(future), future.result()) for future in done]  # _send_before never raises
+        waiting = set(pending) - ready
+        if waiting:
+            timeout = max(0.0, settled_at + RECORD_EVERY - time.monotonic()) if ready else RECORD_EVERY
+            done, _ = wait(waiting, timeout=timeout, return_when=FIRST_COMPLETED)
+            if done and len(done) < len(waiting):
+                more, _ = wait(waiting - done, timeout=LINGER, return_when=ALL_COMPLETED)
+                done |= more
+            ready |= done
+        free = threads - len(pending) + len(ready)
+        # Results are recorded (and threads refilled) once half the threads are free, when every POST is done, or
+        # RECORD_EVERY after the last time: each a round trip or two, so not after every single POST.
+        if not ready or (len(ready) < len(pending) and free < max(1, threads // 2)
+                         and time.monotonic() - settled_at < RECORD_EVERY):
+            continue
+        finished = [(pending.pop(future), future.result()) for future in ready]  # _send_before never raises
+        ready = set()
         _settle(finished, results)
-        if finished and (not fair or time.monotonic() < refill_until):
-            free = conf.send_threads() - len(pending)
-            took = take(free) if free > 0 else took
+        settled_at = time.monotonic()
+        if not fair or time.monotonic() < refill_until:
+            took = take(free)
     results.more = bool(fair and took and time.monotonic() >= refill_until)
     return results
 
@@ -347,16 +380,18 @@ def _prepare(token, rows, results) -> list[Claimed]:
 
 
 def _settle(finished, results) -> None:
-    """Records what was sent (one transaction per claim token) and gives back what never started."""
-    by_token: dict = {}
+    """Records what was sent (one transaction, each delivery under its own claim's token) and gives back what never
+    started."""
+    sent = [(delivery, outcome) for delivery, outcome in finished if outcome is not None]
+    if sent:
+        results.update({str(pk): r for pk, r in record_batch(None, sent).items()})
+    unsent: dict = {}
     for delivery, outcome in finished:
-        by_token.setdefault(delivery.token, ([], []))[0 if outcome is not None else 1].append((delivery, outcome))
-    for token, (sent, unsent) in by_token.items():
-        if sent:
-            results.update({str(pk): r for pk, r in record_batch(token, sent).items()})
-        if unsent:
-            _release(token, [d.pk for d, _ in unsent])
-            results.update({str(d.pk): "skipped" for d, _ in unsent})
+        if outcome is None:
+            unsent.setdefault(delivery.token, []).append(delivery.pk)
+    for token, pks in unsent.items():
+        _release(token, pks)
+        results.update({str(pk): "skipped" for pk in pks})
 
 
 def _start_window() -> float:
@@ -385,7 +420,13 @@ def _release(token: uuid.UUID, delivery_ids) -> None:
     )
 
 
-def record_batch(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> dict:
+def _token_of(delivery, token):
+    """The claim token a result is recorded under: the delivery's own claim's (a task's claims each have one), else
+    the one given."""
+    return getattr(delivery, "token", None) or token
+
+
+def record_batch(token: uuid.UUID | None, outcomes: list[tuple[Delivery, Outcome]]) -> dict:
     """Logs each attempt and moves each delivery on, all in one transaction (`_record`). When every attempt
     succeeded that is one multi-statement query, its own implicit transaction (as the claim's); the health
     bookkeeping after it may then commit apart, which loses nothing but a timestamp's freshness. A failure's
@@ -427,7 +468,7 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]]) -> dict:
         else:
             changes["next_attempt_at"] = now + timedelta(seconds=next_delay(number, outcome.retry_after))
             result = "retry"
-        if not Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**changes):
+        if not Delivery.objects.filter(pk=delivery.pk, claim_token=_token_of(delivery, token)).update(**changes):
             result = "stale"
         else:
             mine.add(delivery.pk)
@@ -468,15 +509,16 @@ _LOG_AND_SUCCEED_SQL = """
        SET status = 'succeeded', succeeded_at = %(now)s, next_attempt_at = NULL, last_status_code = ok.status_code,
            last_error = '', claimed_until = NULL, claim_token = NULL, enqueued_at = NULL, next_trigger = 'scheduled',
            updated_at = %(now)s, last_attempt_at = %(now)s
-      FROM unnest(%(ok_ids)s::uuid[], %(ok_codes)s::int[]) AS ok(id, status_code)
-     WHERE d.id = ok.id AND d.claim_token = %(token)s
+      FROM unnest(%(ok_ids)s::uuid[], %(ok_codes)s::int[], %(ok_tokens)s::uuid[]) AS ok(id, status_code, token)
+     WHERE d.id = ok.id AND d.claim_token = ok.token
     RETURNING d.id
 """
 
 
 def _log_and_record_successes(token, outcomes, now) -> set:
-    """Logs every attempt and marks the successful deliveries still held by `token` succeeded; returns their ids."""
-    ok = [(delivery.pk, outcome.status_code) for delivery, outcome in outcomes if outcome.ok]
+    """Logs every attempt and marks the successful deliveries still held by their claim (`_token_of`) succeeded;
+    returns their ids."""
+    ok = [(d.pk, outcome.status_code, _token_of(d, token)) for d, outcome in outcomes if outcome.ok]
     params = {
         "now": now,
         "token": token,
@@ -489,8 +531,9 @@ def _log_and_record_successes(token, outcomes, now) -> set:
         "duration_ms": [o.duration_ms for _, o in outcomes],
         "response_body": [o.body for _, o in outcomes],
         "error": [o.error for _, o in outcomes],
-        "ok_ids": [pk for pk, _ in ok],
-        "ok_codes": [code for _, code in ok],
+        "ok_ids": [pk for pk, _, _ in ok],
+        "ok_codes": [code for _, code, _ in ok],
+        "ok_tokens": [t for _, _, t in ok],
     }
     with connection.cursor() as cursor:
         cursor.execute(_LOG_AND_SUCCEED_SQL, params)
