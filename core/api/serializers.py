@@ -15,13 +15,33 @@ class TimestampField(serializers.DateTimeField):
         return iso_ms(value)
 
 
+class InputValidation:
+    """How a JSON view reads its input, the /v1 API's (`OrgAPIView`) and the agent runtime's (`RuntimeAPIView`)
+    alike: through a serializer, a `StrictInputSerializer` for bodies, or 400 `Validation failed` from the one error
+    handler."""
+
+    def validate_query(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.query_params)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def validate_body(self, serializer_class, *, partial: bool | None = None, **kwargs) -> dict:
+        """`partial` defaults to whether this is a PATCH that the serializer lets send some fields only
+        (`partial_on_patch`)."""
+        if partial is None:
+            partial = self.request.method == "PATCH" and getattr(serializer_class, "partial_on_patch", True)
+        serializer = serializer_class(data=self.request.data, partial=partial, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
 class StrictInputSerializer(serializers.Serializer):
     """Input serializer that rejects unknown keys (docs/api.md#errors), a body that is not a JSON object, and a JSON
     value of the wrong type where DRF would coerce it (`4155550100` for a string, `"true"` or `1` for a boolean,
     `"5"` for an integer): the body means what its JSON types say, as the schema states them.
 
     `partial_on_patch`: whether a PATCH may send some of the fields (the default) or must send them all, as
-    `{"handled": ...}` must; OrgAPIView.validate_body and the OpenAPI schema both follow it."""
+    `{"handled": ...}` must; `InputValidation.validate_body` and the OpenAPI schema both follow it."""
 
     partial_on_patch = True
 

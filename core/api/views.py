@@ -19,6 +19,7 @@ from core.errors import NotFound
 from core.tenancy import get_for_org
 
 from .pagination import PageParams, paginate, paginate_items
+from .serializers import InputValidation
 from .throttling import rate_limit_headers
 
 
@@ -29,7 +30,7 @@ def _write_wrapper():
     return import_string(settings.API_WRITE_WRAPPER)
 
 
-class OrgAPIView(APIView):
+class OrgAPIView(InputValidation, APIView):
     """Auth first and alone; then scope; then the per-key rate limit; then the handler.
 
     Subclasses read through `self.org`, which comes from the key and nothing else. `model` with
@@ -54,18 +55,6 @@ class OrgAPIView(APIView):
     def get_object(self, pk, queryset=None):
         """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (core.tenancy)."""
         return get_for_org(queryset if queryset is not None else self.get_queryset(), self.org, pk)
-
-    def validate_query(self, serializer_class) -> dict:
-        serializer = serializer_class(data=self.request.query_params)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
-    def validate_body(self, serializer_class, *, partial: bool | None = None, **kwargs) -> dict:
-        if partial is None:
-            partial = self.request.method == "PATCH" and getattr(serializer_class, "partial_on_patch", True)
-        serializer = serializer_class(data=self.request.data, partial=partial, **kwargs)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, scope, rate limit

@@ -13,13 +13,15 @@ from django.db import models
 from rest_framework.views import APIView
 
 from core.api.parsers import JSONParser
+from core.api.serializers import InputValidation
 from core.tenancy import get_or_not_found
 
 from .authentication import IsRuntime, RuntimeTokenAuthentication
 
 
-class RuntimeAPIView(APIView):
-    """Token first and alone, then `self.org` from the path's `org_id`. Subclasses validate with `validate_body`."""
+class RuntimeAPIView(InputValidation, APIView):
+    """Token first and alone, then `self.org` from the path's `org_id`. Subclasses validate with `validate_body`
+    (`InputValidation`, as /v1 views do)."""
 
     authentication_classes = [RuntimeTokenAuthentication]
     permission_classes = [IsRuntime]
@@ -33,9 +35,3 @@ class RuntimeAPIView(APIView):
         super().initial(request, *args, **kwargs)  # authentication and permission first
         # The org named in the path, or NotFound: a malformed id looks like a missing one.
         self.org = get_or_not_found(apps.get_model(settings.ORGANIZATION_MODEL), kwargs.get("org_id"))
-
-    def validate_body(self, serializer_class) -> dict:
-        """The request body through a StrictInputSerializer, or 400 `Validation failed` (the one error handler)."""
-        serializer = serializer_class(data=self.request.data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
