@@ -34,5 +34,9 @@ def running_gunicorn(log_path: Path, **env):
         yield port
     finally:
         process.terminate()
-        process.wait(10)
+        try:
+            process.wait(60)  # a graceful stop; on a loaded 2-core machine it has taken more than 10 s
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
         log.close()

@@ -171,3 +171,48 @@ def test_the_replay_quota_defaults_to_100000(settings):
     assert defaults.QUOTA_REPLAY_DELIVERIES_PER_HOUR == 100_000
     assert defaults.QUOTA_SUBSCRIPTIONS_PER_ORG == 20
     assert defaults.QUOTA_API_KEYS_PER_ORG == 50
+
+
+def test_the_dashboard_says_why_a_subscription_is_refused(org, admin, settings, fake_dns):
+    from tests.support.clients import logged_in
+
+    settings.QUOTA_SUBSCRIPTIONS_PER_ORG = 1
+    make_subscription(org)
+    response = logged_in(admin).post("/settings/webhooks/new/", {"url": URL, "events": ["call.ended"],
+                                                                 "description": ""})
+    assert response.status_code == 200
+    assert ("This organization has 1 webhook subscriptions, the most it may have (QUOTA_SUBSCRIPTIONS_PER_ORG = 1). "
+            "Delete a subscription to create another.") in response.content.decode()
+    assert Subscription.objects.filter(organization=org).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_replays_never_pass_the_hourly_quota(org, settings):
+    """Four subscriptions of one organization replay 2 events each at once, with room for 5 in the hour: the
+    organization's row lock lets exactly two through."""
+    settings.QUOTA_REPLAY_DELIVERIES_PER_HOUR = 5
+    events = [emit(org=org, type="call.ended", data={"n": n}) for n in range(2)]
+    subs = [make_subscription(org) for _ in range(4)]  # created after: each missed both
+    since = timezone.now() - timedelta(hours=1)
+    barrier = threading.Barrier(len(subs))
+    outcomes = []
+
+    def one(sub):
+        from webhooks import quotas, replay
+
+        barrier.wait()
+        try:
+            outcomes.append(replay.subscription_replay(subscription=sub, since=since))
+        except quotas.ReplayQuotaReached:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one, args=(sub,)) for sub in subs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(outcomes, key=str) == [2, 2, "refused", "refused"]
+    assert Delivery.objects.filter(event__in=events).count() == 4
+    assert sum(ReplayRun.objects.filter(organization=org).values_list("queued", flat=True)) == 4

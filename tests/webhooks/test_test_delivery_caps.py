@@ -207,7 +207,7 @@ def test_one_tenant_firing_tests_at_hanging_receivers_does_not_slow_another(org,
     _, key_a = make_key(org, scope="read")
     _, key_b = make_key(other_org, scope="read_write")
     with Receiver(status=200, delay=HANG) as receiver, running_gunicorn(
-        tmp_path / "gunicorn.log", WEB_WORKERS="4", WEBHOOK_ALLOW_LOCAL_URLS="1"
+        tmp_path / "gunicorn.log", WEB_WORKERS="4", WEBHOOK_ALLOW_LOCAL_URLS="1", WEB_GRACEFUL_TIMEOUT="10"
     ) as port:
         subs = [make_subscription(other_org, url=receiver.url) for _ in range(12)]
         assert _post(port, key_a, "/v1/me")[0] == 200
