@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tests.support.waiting import wait_until
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = """
@@ -66,7 +68,6 @@ def test_the_command_s_exit_status_is_the_wrapper_s(tmp_path):
 
 
 def test_a_second_command_joins_the_running_embedded_redis_and_leaves_its_addresses_file(tmp_path):
-    import time
 
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env["EMBEDDED_VAR_DIR"] = str(tmp_path)
@@ -74,9 +75,7 @@ def test_a_second_command_joins_the_running_embedded_redis_and_leaves_its_addres
     first = subprocess.Popen([sys.executable, "scripts/embedded.py", "--", sys.executable, "-c",
                               "import time; time.sleep(120)"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while not addresses_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(addresses_file.exists, 60, f"{addresses_file} written", interval=0.1)
         written = addresses_file.read_text()
         done = subprocess.run(
             [sys.executable, "scripts/embedded.py", "--", sys.executable, "-c",

@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from knowledge.models import Fact
 from knowledge.services import fact_create
 from tests.support.celery_worker import test_database_url as database_url_for_subprocess
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,17 +35,16 @@ def gunicorn(tmp_path):
             [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
-    deadline = time.time() + 60
-    while time.time() < deadline:
+    def answers() -> bool:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", "/v1/me")
             conn.getresponse().read()  # any answer: Django is loaded
-            break
+            return True
         except OSError:
-            time.sleep(0.2)
-    else:
-        pytest.fail(f"gunicorn did not answer within 60 s:\n{log.read_text()[-3000:]}")
+            return False
+
+    wait_until(answers, 60, lambda: f"gunicorn answering:\n{log.read_text()[-3000:]}", interval=0.2)
     yield port
     server.terminate()
     server.wait(timeout=10)

@@ -9,11 +9,12 @@ import pytest
 
 from tests.calls.conftest import Runtime
 from tests.support.celery_worker import RedisServer, celery_worker_factory, use_broker  # noqa: F401 - fixture
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Event
 
-from ..webhooks.test_drills import FAST, wait_until
+from ..webhooks.test_drills import FAST
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

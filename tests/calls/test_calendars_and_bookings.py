@@ -3,16 +3,15 @@ and cancel, the runtime's availability (weekly hours in the calendar's time zone
 confirmed bookings), and a runtime booking outside the hours or over a confirmed one refused with 409, the overlap
 held by PostgreSQL under concurrency."""
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 
 from calls.models import Booking
 from calls.selectors import booking_list
 from knowledge.models import Calendar, Location
 from knowledge.services import calendar_create
+from tests.support.races import run_together
 from webhooks.models import Event
 
 from .conftest import Runtime, iso
@@ -189,21 +188,12 @@ def test_two_concurrent_bookings_of_one_slot_one_201_one_409_one_row(org, calend
     for round_ in range(5):
         slot = MONDAY_1400Z + timedelta(days=round_)
         calls = [runtime.start()[0] for _ in range(2)]
-        barrier, results = threading.Barrier(2), {}
 
-        def attempt(index, calls=calls, barrier=barrier, results=results, slot=slot):
-            try:
-                barrier.wait(5)
-                results[index] = book(Runtime(org), calendar, slot, call_id=calls[index]).status_code
-            finally:
-                connection.close()
+        def attempt(index, calls=calls, slot=slot):
+            return book(Runtime(org), calendar, slot, call_id=calls[index]).status_code
 
-        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(20)
-        assert sorted(results.values()) == [201, 409], round_
+        results = run_together(lambda: attempt(0), lambda: attempt(1))
+        assert sorted(results, key=str) == [201, 409], (round_, results)
         assert Booking.objects.filter(status="confirmed", start_at=slot).count() == 1
 
 

@@ -1,6 +1,5 @@
 """/v1/calls: the list (pagination, filters, constant queries), detail, recording URL, order status."""
 
-import threading
 import time
 from datetime import timedelta
 
@@ -15,6 +14,7 @@ from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import order_cancel_by_caller, order_set_status
 from knowledge.services import location_create
 from tests.calls.conftest import T0, Runtime, assert_valid_event, events
+from tests.support.races import run_together
 from webhooks.models import Event
 
 
@@ -365,24 +365,13 @@ def test_concurrent_order_status_changes_each_report_the_status_they_replaced(or
     runtime = Runtime(org)
     call = _completed_call(runtime)
     targets = ["in_progress", "fulfilled", "canceled", "in_progress", "fulfilled", "canceled"]
-    barrier = threading.Barrier(len(targets))
-    results = []
 
     def change(status):
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {write_key[1]}")
-        barrier.wait()
-        try:
-            results.append(client.patch(f"/v1/calls/{call.id}/order-status", {"status": status},
-                                        format="json").status_code)
-        finally:
-            connection.close()
+        return client.patch(f"/v1/calls/{call.id}/order-status", {"status": status}, format="json").status_code
 
-    threads = [threading.Thread(target=change, args=(status,)) for status in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = run_together(*(lambda status=status: change(status) for status in targets))
     assert set(results) <= {200, 409}
     changes = events(org, "call_order.status_changed")
     assert changes, results

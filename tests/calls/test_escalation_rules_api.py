@@ -2,7 +2,6 @@
 runtime's next knowledge read serving enabled rules with their location, past escalations kept when a rule goes,
 and a team member that rules route to kept too (409)."""
 
-import threading
 
 import pytest
 from django.db import connection
@@ -18,6 +17,7 @@ from knowledge.services import (
     knowledge_version_bump,
     team_member_delete,
 )
+from tests.support.races import run_together
 
 from .conftest import Runtime
 
@@ -178,34 +178,23 @@ def test_a_rule_pointed_at_a_member_being_deleted_never_dangles_nor_500s(org):
         member = TeamMember.objects.create(organization=org, name=f"Target {round_}")
         rule = escalation_rule_create(org=org, name=f"Base {round_}", destination_type="phone",
                                       destination_phone="+14155550100", keywords=["x"])
-        results, barrier = {}, threading.Barrier(2)
 
-        def delete(member=member, results=results, barrier=barrier):
+        def delete(member=member):
             try:
-                barrier.wait(5)
                 team_member_delete(member=TeamMember.objects.get(pk=member.pk))
-                results["delete"] = "deleted"
+                return "deleted"
             except Conflict:
-                results["delete"] = "conflict"
-            finally:
-                connection.close()
+                return "conflict"
 
-        def point(rule=rule, member=member, results=results, barrier=barrier):
+        def point(rule=rule, member=member):
             try:
-                barrier.wait(5)
                 escalation_rule_update(rule=EscalationRule.objects.get(pk=rule.pk), destination_type="team_member",
                                        destination_phone=None, destination_team_member=member.pk)
-                results["point"] = "pointed"
+                return "pointed"
             except NotFound:
-                results["point"] = "not_found"
-            finally:
-                connection.close()
+                return "not_found"
 
-        threads = [threading.Thread(target=delete), threading.Thread(target=point)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(30)
+        results = dict(zip(("delete", "point"), run_together(delete, point), strict=True))
         assert results in ({"delete": "conflict", "point": "pointed"}, {"delete": "deleted", "point": "not_found"})
         rule.refresh_from_db()
         assert (rule.destination_team_member_id is None) == (results["delete"] == "deleted")

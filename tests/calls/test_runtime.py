@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording, ToolEvent
 from knowledge.services import calendar_create, escalation_rule_create, fact_create, team_member_create
 from tests.calls.conftest import T0, Runtime, completion, event_types, events, iso
+from tests.support.races import run_together
 from webhooks.models import Event
 
 RUNTIME_WRITES = [
@@ -339,26 +340,7 @@ def test_the_runtime_token_of_the_path_org_only(org, other_org):
 
 
 def _race(fn, n=4):
-    import threading
-
-    from django.db import connection
-
-    barrier = threading.Barrier(n)
-    results = []
-
-    def run():
-        barrier.wait()
-        try:
-            results.append(fn())
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run) for _ in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+    return run_together(*[fn] * n)
 
 
 @pytest.mark.django_db(transaction=True)

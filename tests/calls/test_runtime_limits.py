@@ -1,13 +1,13 @@
 """Values from the path and headers are checked against their columns (400, never a DataError 500); a recording
 file never outlives a rolled-back upload; order numbers come from one upsert and stay unique under concurrency."""
 
-import threading
 
 import pytest
-from django.db import IntegrityError, connection
+from django.db import IntegrityError
 
 from calls.models import Call, Order, OrderCounter, Recording
 from calls.services import orders, recordings
+from tests.support.races import run_together
 
 from .conftest import T0, Runtime, iso
 
@@ -86,21 +86,7 @@ def test_the_order_numbers_of_a_new_org_count_from_one(org):
 def test_concurrent_orders_of_a_new_org_get_distinct_numbers(org):
     """No counter row yet: the first upserts race on the insert, and every call still gets its own number."""
     ids = [Runtime(org).start()[0] for _ in range(6)]
-    barrier = threading.Barrier(len(ids))
-    statuses = []
-
-    def complete(call_id):
-        try:
-            barrier.wait(5)
-            statuses.append(Runtime(org).complete(call_id).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=complete, args=(call_id,)) for call_id in ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    statuses = run_together(*(lambda call_id=call_id: Runtime(org).complete(call_id).status_code for call_id in ids))
     assert statuses == [200] * 6
     numbers = sorted(Order.objects.filter(organization=org).values_list("call_order_number", flat=True))
     assert numbers == [1, 2, 3, 4, 5, 6]

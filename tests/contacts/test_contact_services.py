@@ -1,15 +1,14 @@
 """contacts.services: E.164 normalization, the unique phone under races, and the calls app's get-or-create."""
 
-import threading
 import uuid
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from contacts import services
 from contacts.models import Contact
 from core.errors import Conflict, ValidationFailed
+from tests.support.races import run_together
 
 
 def test_contact_create_normalizes_and_stores_digits(org):
@@ -78,25 +77,10 @@ def test_contact_update_refuses_unknown_fields(contact):
 # --- races (real concurrent transactions) ---------------------------------------------------------------------
 
 def _run_concurrently(count, target):
-    barrier = threading.Barrier(count)
-    results, errors = [], []
-
-    def worker(index):
-        try:
-            barrier.wait(timeout=30)
-            results.append(target(index))
-        except Exception as exc:  # surfaced by the assertion below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    outcomes = run_together(*(lambda index=index: target(index) for index in range(count)), timeout=60)
+    errors = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
     assert not errors, errors
-    return results
+    return outcomes
 
 
 @pytest.mark.django_db(transaction=True)

@@ -5,7 +5,6 @@ so that the `standardwebhooks` library verifies it. Headless Debian Chromium via
 test-artifacts/screenshots/ (calls-*.png)."""
 
 import json
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,7 +17,8 @@ from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.browser import BROWSER_MARKS
 from tests.support.browser import shot as support_shot
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - the fixture
-from tests.webhooks.receiver import Receiver
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from webhooks.models import Event
 from webhooks.services import subscription_create
 
@@ -39,10 +39,7 @@ def shot(page, name):
 
 
 def poll(page, expression: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"never true: {expression}"
-        time.sleep(0.05)
+    wait_until(lambda: page.evaluate(expression), timeout, expression)
 
 
 def nav(page, name):

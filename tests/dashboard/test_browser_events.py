@@ -9,7 +9,7 @@ from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.browser import BROWSER_MARKS
 from tests.support.browser import shot as support_shot
-from tests.webhooks.receiver import Receiver
+from tests.support.receiver import Receiver
 from webhooks.services import subscription_create
 
 PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password

@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 
 from tests.dashboard.calls_support import simulate
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery
 from webhooks.services import emit
 

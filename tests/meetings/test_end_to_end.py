@@ -5,10 +5,8 @@ shows the dispatch done."""
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.conf import settings as django_settings
@@ -16,6 +14,7 @@ from django.test import Client
 from standardwebhooks import Webhook
 
 from meetings.models import Dispatch, Meeting
+from tests.support.receiver import Receiver
 from webhooks.services import subscription_create
 
 from .conftest import ingest_body
@@ -40,54 +39,31 @@ def http_post(url: str, body: dict, headers: dict | None = None) -> tuple[int, d
         return exc.code, json.loads(exc.read())
 
 
-class ProgressReceiver:
+class ProgressReceiver(Receiver):
     """A subscriber: verifies each delivery with `standardwebhooks`, answers 204 at once (401 when the signature
     is wrong), then, in the background, posts `acked` and `done` to the event's status_url."""
 
     def __init__(self, secret: str):
+        super().__init__(status=self.verify, reply=b"")
         self.secret = secret
         self.verified: list[dict] = []
         self.rejected = 0
         self.progress: list[tuple[str, int, dict]] = []
         self.done = threading.Event()
 
-    def __enter__(self):
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    payload = Webhook(owner.secret).verify(body, headers)
-                except Exception:  # noqa: BLE001 - any verification failure is a refusal
-                    owner.rejected += 1
-                    status = 401
-                else:
-                    owner.verified.append(payload)
-                    status = 204
-                    threading.Thread(target=owner.report, args=(payload,), daemon=True).start()
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+    def verify(self, call: dict) -> int:
+        try:
+            payload = Webhook(self.secret).verify(call["body"], call["headers"])
+        except Exception:  # noqa: BLE001 - any verification failure is a refusal
+            self.rejected += 1
+            return 401
+        self.verified.append(payload)
+        threading.Thread(target=self.report, args=(payload,), daemon=True).start()
+        return 204
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/meetings-hook"
+        return f"http://127.0.0.1:{self.port}/meetings-hook"
 
     def report(self, payload: dict) -> None:
         status_url = payload["data"]["status_url"]
@@ -96,15 +72,6 @@ class ProgressReceiver:
             status, response = http_post(status_url, body)
             self.progress.append((state, status, response))
         self.done.set()
-
-
-def wait_until(predicate, timeout=30.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.mark.django_db(transaction=True)

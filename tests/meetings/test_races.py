@@ -2,34 +2,18 @@
 one runtime meeting id a single meeting. Real threads with their own database connections."""
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from meetings.models import Dispatch, DispatchProgress, Meeting
+from tests.support.races import run_together
 
 from .conftest import ingest_body, status_path
 
 
 def run_concurrently(calls):
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def worker(index, call):
-        try:
-            barrier.wait(5)
-            results[index] = call()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    return results
+    return run_together(*calls)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -11,8 +11,8 @@ from meetings.models import Dispatch
 from meetings.services import outcome_dispatch
 from tests.factories import make_key
 from tests.support.clients import logged_in
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import attempt_delivery, make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.catalog import REDACTED
 from webhooks.models import Delivery
 

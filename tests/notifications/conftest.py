@@ -3,7 +3,6 @@ worker whose e-mail goes to files, and helpers that read what was sent."""
 
 import email
 import email.policy
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from notifications.services import recipient_create
 from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export
+from tests.support.waiting import wait_until
 
 SEPARATOR = b"\n" + b"-" * 79 + b"\n"  # what Django's file backend writes after each message
 
@@ -75,12 +75,8 @@ def read_mail_files(folder: Path) -> list[email.message.EmailMessage]:
 
 
 def wait_for_mail(folder: Path, count: int, timeout: float = 20.0) -> list[email.message.EmailMessage]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        messages = read_mail_files(folder)
-        if len(messages) >= count:
-            return messages
-        time.sleep(0.1)
+    wait_until(lambda: len(read_mail_files(folder)) >= count, timeout,
+               lambda: f"{count} messages in {folder}, found {len(read_mail_files(folder))}", interval=0.1)
     return read_mail_files(folder)
 
 

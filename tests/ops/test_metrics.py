@@ -8,9 +8,10 @@ import pytest
 
 from core import metrics
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
-from tests.webhooks.test_drills import FAST, wait_until
+from tests.webhooks.test_drills import FAST
 from webhooks.services import emit
 
 TOKEN = "metrics-token-0123456789"

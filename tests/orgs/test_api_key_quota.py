@@ -1,11 +1,9 @@
 """QUOTA_API_KEYS_PER_ORG (issue 24 item 5): active keys per organization; revoked ones do not count. The service,
 the dashboard and `manage.py create_api_key` all refuse past it, and concurrent creations cannot pass it."""
 
-import threading
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 from django.urls import reverse
 
 from core.errors import Conflict
@@ -13,6 +11,7 @@ from orgs.models import ApiKey
 from orgs.services import api_key_create, api_key_revoke
 from tests.factories import make_key
 from tests.support.clients import logged_in
+from tests.support.races import run_together
 
 FULL = ("This organization has 2 active API keys, the most it may have (QUOTA_API_KEYS_PER_ORG = 2). "
         "Revoke a key to create another.")
@@ -70,23 +69,14 @@ def test_the_command_refuses_clearly(org, admin, settings):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_creations_never_pass_the_quota(org, admin, settings):
     settings.QUOTA_API_KEYS_PER_ORG = 3
-    barrier = threading.Barrier(6)
-    outcomes = []
 
     def one(n):
-        barrier.wait()
         try:
             create(org, admin, name=f"k{n}")
-            outcomes.append("created")
+            return "created"
         except Conflict as exc:
-            outcomes.append(exc.field)
-        finally:
-            connection.close()
+            return exc.field
 
-    threads = [threading.Thread(target=one, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    outcomes = run_together(*(lambda n=n: one(n) for n in range(6)), timeout=60)
     assert sorted(outcomes) == ["api_keys"] * 3 + ["created"] * 3
     assert ApiKey.objects.filter(organization=org).count() == 3

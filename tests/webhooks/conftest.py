@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture re-export
-from tests.webhooks.receiver import Receiver
+from tests.support.receiver import Receiver
 
 
 class FakeDNS:

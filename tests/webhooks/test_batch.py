@@ -1,17 +1,18 @@
 """The batch path: one task claims several deliveries in one UPDATE, POSTs them concurrently and records every
 result in one transaction. Each attempt is still sent once, logged once, and moved on by its own outcome."""
 
-import threading
 import time
 import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from tests.support.races import run_together
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.sender import Outcome, claim, record_batch, send_batch
 from webhooks.services import emit
@@ -114,9 +115,7 @@ def published(monkeypatch):
 
 
 def _wait_for(sent, count):
-    deadline = time.monotonic() + 5
-    while len(sent) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: len(sent) >= count, 5, lambda: f"{count} tasks published, got {sent}", interval=0.01)
 
 
 def test_enqueue_puts_batches_of_the_configured_size_on_the_broker(settings, published):
@@ -161,20 +160,7 @@ def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org)
         with transaction.atomic():
             emit_n(org, 10)
         ids = [str(pk) for pk in Delivery.objects.values_list("pk", flat=True)]
-        results, barrier = [], threading.Barrier(3)
-
-        def run():
-            try:
-                barrier.wait()
-                results.append(send_batch(ids, extra=5))
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=run) for _ in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        results = run_together(*[lambda: send_batch(ids, extra=5)] * 3)
         ids_sent = [c["headers"]["webhook-id"] for c in receiver.calls]
     assert len(ids_sent) == len(set(ids_sent)) == 10
     assert sum(r == "succeeded" for result in results for r in result.values()) == 10

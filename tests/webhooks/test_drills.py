@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import transaction
 
 from tests.support.celery_worker import RedisServer, use_broker
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery
 from webhooks.services import emit
 
@@ -43,14 +44,6 @@ def broker_idle(url) -> bool:
     client = redis_client.Redis.from_url(url)
     return client.llen("celery") == 0 and client.hlen("unacked") == 0
 
-
-def wait_until(predicate, timeout, message):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(message())
 
 
 def test_events_emitted_while_the_broker_is_down_are_delivered_once_it_is_back(org, celery_worker_factory):

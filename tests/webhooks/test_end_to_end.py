@@ -7,7 +7,7 @@ from django.db import transaction
 from standardwebhooks import Webhook
 from svix.webhooks import Webhook as SvixWebhook
 
-from tests.webhooks.receiver import Receiver
+from tests.support.receiver import Receiver
 from webhooks.models import Delivery, DeliveryAttempt
 from webhooks.services import emit
 

@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, Subscription
 from webhooks.sender import _CLAIM_FAIR_SQL, claim, send_batch
 from webhooks.services import emit

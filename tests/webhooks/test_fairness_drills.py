@@ -11,8 +11,9 @@ import pytest
 from django.db import transaction
 
 from orgs.models import Organization
+from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, Subscription
 from webhooks.services import emit
 
@@ -43,14 +44,6 @@ class Gauge:
             self.now -= 1
         return 0
 
-
-def wait_until(predicate, timeout, message):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(message())
 
 
 def emit_together(org, count):

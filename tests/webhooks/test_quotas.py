@@ -2,15 +2,14 @@
 replays and recovers (one in progress per subscription: 409 `replay`; deliveries queued per org per hour: 429 with
 Retry-After). Each: reached, the exact error, its place freed, and another organization untouched."""
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from core.errors import Conflict
 from core.timefmt import iso_ms
+from tests.support.races import run_together
 from tests.webhooks.helpers import make_subscription
 from webhooks import services
 from webhooks.models import Delivery, ReplayRun, Subscription
@@ -63,24 +62,15 @@ def test_the_quota_error_says_what_to_do(org, settings, fake_dns):
 def test_concurrent_creations_never_pass_the_quota(org, settings, fake_dns):
     settings.QUOTA_SUBSCRIPTIONS_PER_ORG = 3
     make_subscription(org)
-    barrier = threading.Barrier(6)
-    outcomes = []
 
     def one():
-        barrier.wait()
         try:
             services.subscription_create(org=org, url=URL, events=["call.ended"])
-            outcomes.append("created")
+            return "created"
         except Conflict as exc:
-            outcomes.append(exc.field)
-        finally:
-            connection.close()
+            return exc.field
 
-    threads = [threading.Thread(target=one) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    outcomes = run_together(*[one] * 6, timeout=60)
     assert sorted(outcomes) == ["created"] * 2 + ["subscriptions"] * 4
     assert Subscription.objects.filter(organization=org).count() == 3
 

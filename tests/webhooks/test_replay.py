@@ -10,8 +10,8 @@ from standardwebhooks import Webhook
 
 from core.timefmt import iso_ms
 from tests.calls.conftest import Runtime
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
 

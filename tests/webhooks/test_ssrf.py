@@ -2,8 +2,8 @@
 
 import pytest
 
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import attempt_delivery, make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit
 from webhooks.ssrf import address_problem

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks import conf
 from webhooks.catalog import envelope_schema
 from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription

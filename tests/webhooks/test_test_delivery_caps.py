@@ -19,8 +19,9 @@ from rest_framework.test import APIClient
 from core import counters
 from tests.factories import OrganizationFactory, make_key
 from tests.support.gunicorn import running_gunicorn
+from tests.support.races import run_together
+from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
-from tests.webhooks.receiver import Receiver
 from webhooks import probe
 
 pytestmark = pytest.mark.usefixtures("allow_local")
@@ -42,24 +43,7 @@ def _test(client, sub):
 
 def _all_at_once(calls):
     """Runs each callable in its own thread, released together; returns their results in order."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(i, call):
-        from django.db import connection
-
-        barrier.wait()
-        try:
-            results[i] = call()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return results
+    return run_together(*calls, timeout=60)
 
 
 def test_a_hanging_receiver_holds_the_request_no_longer_than_the_budget(api, org):

@@ -7,11 +7,11 @@ import socket
 import ssl
 import struct
 import threading
-import time
 
 import pytest
 import trustme
 
+from tests.support.waiting import wait_until
 from webhooks import conf, transport
 
 BODY = b'{"type":"call.ended"}'
@@ -370,10 +370,7 @@ def connections_before_probe(server) -> int:
     """Connections `server` accepted before a probe of our own: the backlog is first in, first out, so once the probe
     is accepted any earlier connection has been too. (No sleep-and-hope.)"""
     with socket.create_connection((server.host, server.port)) as probe:
-        deadline = time.monotonic() + 2
-        while probe.getsockname() not in server.peers:
-            assert time.monotonic() < deadline, "the probe connection was never accepted"
-            time.sleep(0.005)
+        wait_until(lambda: probe.getsockname() in server.peers, 2, "the probe connection accepted", interval=0.005)
         return server.peers.index(probe.getsockname())
 
 

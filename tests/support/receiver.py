@@ -1,8 +1,11 @@
-"""A real HTTP receiver on 127.0.0.1 (random port) in a thread, recording every request it gets."""
+"""The one HTTP receiver of the tests: a real server on 127.0.0.1 (random port) in a thread, recording every POST
+it gets; webhook subscribers, meeting receivers and any other endpoint the service calls out to are built on it."""
 
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.waiting import wait_until
 
 
 class _Server(ThreadingHTTPServer):
@@ -16,13 +19,15 @@ class _Server(ThreadingHTTPServer):
 
 
 class Receiver:
-    """`status` (an int, or a callable(request_dict) -> int) decides each answer; `calls` keeps what arrived."""
+    """`status` (an int, or a callable(request_dict) -> int, which may also act on the request) decides each answer,
+    `reply` is its body; `calls` keeps what arrived."""
 
-    def __init__(self, status=200, headers=None, delay=0.0, port=0):
+    def __init__(self, status=200, headers=None, delay=0.0, port=0, reply=b'{"ok":true}'):
         self.requested_port = port
         self.status = status
         self.reply_headers = headers or {}
         self.delay = delay
+        self.reply = reply
         self.calls: list[dict] = []
         self.answered: list[tuple[str, int]] = []  # (webhook-id, status) of every reply fully written
         self.lock = threading.Lock()
@@ -44,7 +49,7 @@ class Receiver:
                 if delay:
                     time.sleep(delay)
                 status = owner.status(call) if callable(owner.status) else owner.status
-                reply = b'{"ok":true}'
+                reply = owner.reply
                 self.send_response(status)
                 for key, value in owner.reply_headers.items():
                     self.send_header(key, value)
@@ -78,11 +83,6 @@ class Receiver:
             return {wid for wid, status in self.answered if 200 <= status < 300}
 
     def wait_for(self, count: int, timeout: float = 20.0) -> list[dict]:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            with self.lock:
-                if len(self.calls) >= count:
-                    return list(self.calls)
-            time.sleep(0.05)
+        wait_until(lambda: len(self.calls) >= count, timeout, lambda: f"{count} calls, got {len(self.calls)}")
         with self.lock:
-            raise AssertionError(f"expected {count} calls, got {len(self.calls)}")
+            return list(self.calls)
