@@ -10,17 +10,9 @@ from django.db import connection, transaction
 from audit.chain import seal, verify
 from audit.models import AuditEvent
 from audit.services import record
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_until(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_writer_holding_its_transaction_open_blocks_neither_another_writer_nor_the_sealer(org):
@@ -58,5 +50,5 @@ def test_a_worker_seals_entries_right_after_commit(org, celery_worker_factory):
     celery_worker_factory()
     with transaction.atomic():
         entry = record(org=org, action="organization.updated", target=org)
-    assert wait_until(lambda: AuditEvent.objects.get(pk=entry.pk).hash is not None)
+    wait_until(lambda: AuditEvent.objects.get(pk=entry.pk).hash is not None, 30, "the entry sealed by the worker")
     assert AuditEvent.objects.get(pk=entry.pk).chain_seq == 1

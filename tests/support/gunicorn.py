@@ -24,7 +24,7 @@ def running_gunicorn(log_path: Path, **env):
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
-        wait_until(lambda: listening(port), 30,
+        wait_until(lambda: listening(port), 60,
                    lambda: f"gunicorn listening on {port}:\n{log_path.read_text()[-3000:]}", interval=0.1)
         yield port
     finally:
