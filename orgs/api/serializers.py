@@ -7,4 +7,4 @@ class IdentitySerializer(serializers.Serializer):
     key_id = serializers.UUIDField()
     key_name = serializers.CharField()
     key_prefix = serializers.CharField()
-    scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write"]))
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write", "audit"]))
