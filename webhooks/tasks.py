@@ -4,6 +4,8 @@
 The task names ("webhooks.deliver_batch", ...) are what queued messages and the beat schedule carry: they stay.
 """
 
+import logging
+
 from celery import shared_task
 from django.db import close_old_connections
 
@@ -12,6 +14,8 @@ from core.outbox import Publisher
 from . import conf
 from .retention import delivery_log_purge
 from .sender import due_deliveries, send_batch
+
+logger = logging.getLogger("webhooks")
 
 
 @shared_task(name="webhooks.deliver_batch", ignore_result=True)
@@ -22,7 +26,10 @@ def deliver_batch(delivery_ids: list[str]) -> None:
     is still due (sender.REFILL_SECONDS), it queues a fresh task to carry on, so a backlog never waits for the sweep."""
     close_old_connections()  # connections are reused across tasks (CELERY_DB_REUSE_MAX); drop broken or old ones
     if send_batch(delivery_ids, extra=conf.send_threads()).more:
-        deliver_batch.apply_async(([],))
+        try:
+            deliver_batch.apply_async(([],), retry=False)
+        except Exception:  # noqa: BLE001 - a broker that is down: the sweep publishes what is still due
+            logger.warning("webhooks: broker unreachable; the backlog is left to the sweep")
 
 
 # Batches of WEBHOOK_BATCH_SIZE ids per task; single-event commits coalesced for WEBHOOK_ENQUEUE_WINDOW_SECONDS.
