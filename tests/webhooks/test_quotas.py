@@ -13,6 +13,8 @@ from tests.support.races import run_together
 from tests.webhooks.helpers import make_subscription
 from webhooks import services
 from webhooks.models import Delivery, ReplayRun, Subscription
+from webhooks.quotas import ReplayQuotaReached
+from webhooks.replay import subscription_replay
 from webhooks.services import emit
 
 URL = "https://hooks.example.com/in"
@@ -184,25 +186,14 @@ def test_concurrent_replays_never_pass_the_hourly_quota(org, settings):
     events = [emit(org=org, type="call.ended", data={"n": n}) for n in range(2)]
     subs = [make_subscription(org) for _ in range(4)]  # created after: each missed both
     since = timezone.now() - timedelta(hours=1)
-    barrier = threading.Barrier(len(subs))
-    outcomes = []
 
     def one(sub):
-        from webhooks import quotas, replay
-
-        barrier.wait()
         try:
-            outcomes.append(replay.subscription_replay(subscription=sub, since=since))
-        except quotas.ReplayQuotaReached:
-            outcomes.append("refused")
-        finally:
-            connection.close()
+            return subscription_replay(subscription=sub, since=since)
+        except ReplayQuotaReached:
+            return "refused"
 
-    threads = [threading.Thread(target=one, args=(sub,)) for sub in subs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    outcomes = run_together(*(lambda sub=sub: one(sub) for sub in subs), timeout=60)
     assert sorted(outcomes, key=str) == [2, 2, "refused", "refused"]
     assert Delivery.objects.filter(event__in=events).count() == 4
     assert sum(ReplayRun.objects.filter(organization=org).values_list("queued", flat=True)) == 4
