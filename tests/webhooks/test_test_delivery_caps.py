@@ -224,3 +224,18 @@ def test_one_tenant_firing_tests_at_hanging_receivers_does_not_slow_another(org,
     # worker of four, and A waits for nothing but a busy machine (generous: the bench measures the p99).
     assert max(elapsed for _, elapsed in answers) < 4.0, sorted(elapsed for _, elapsed in answers)[-5:]
     assert 429 in fired and set(fired) <= {200, 429}
+
+
+def test_without_redis_tests_are_refused_and_nothing_is_sent(api, org, monkeypatch):
+    """No process can count the shared places alone (docs/webhooks.md#test-deliveries): 429, Retry-After 1."""
+    with Receiver(status=200) as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        monkeypatch.setattr(counters, "_down_until", time.monotonic() + 60)
+        try:
+            response, _ = _test(api, sub)
+        finally:
+            counters.reset()
+        assert (response.status_code, response.json(), response["Retry-After"]) == (
+            429, {"error": "rate_limited"}, "1")
+        assert receiver.calls == []
+        assert _test(api, sub)[0].status_code == 200  # Redis back: tests run again
