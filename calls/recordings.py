@@ -50,8 +50,10 @@ def _is_s3(storage) -> bool:
     return type(storage).__module__.startswith("storages.backends.s3")
 
 
-def playback(recording: Recording) -> dict:
-    """`{url, expires_at, content_type, duration_seconds}` with a URL minted now."""
+def playback(recording: Recording, *, base_url: str | None = None) -> dict:
+    """`{url, expires_at, content_type, duration_seconds}` with a URL minted now. `base_url` defaults to BASE_URL;
+    the dashboard passes "" so its player stays on the page's own origin, the only one its CSP (`media-src 'self'`)
+    allows, whatever BASE_URL says."""
     issued_at = int(time.time())
     expires_at = datetime.fromtimestamp(issued_at, tz=UTC) + timedelta(seconds=URL_LIFETIME_SECONDS)
     storage = recording.file.storage
@@ -63,7 +65,8 @@ def playback(recording: Recording) -> dict:
         )
     else:
         token = sign_recording_token(recording.pk, issued_at=issued_at)
-        url = f"{settings.BASE_URL}{reverse('recording-download')}?{urlencode({'token': token})}"
+        base = settings.BASE_URL if base_url is None else base_url
+        url = f"{base}{reverse('recording-download')}?{urlencode({'token': token})}"
     return {
         "url": url,
         "expires_at": expires_at,

@@ -167,7 +167,7 @@ class CallDetailView(OrgMixin, TemplateView):
         kwargs.setdefault("status_form", OrderStatusForm(auto_id="id_order_%s"))
         return super().get_context_data(
             call=call, order=order, recording=recording,
-            playback=recordings.playback(recording) if recording is not None else None,
+            playback=recordings.playback(recording, base_url="") if recording is not None else None,
             checks=checks, transcript=transcript, actions=actions,
             unscorable=not call.scorable and call.is_completed,
             classification_label=Classification(call.classification).label if call.classification else None,

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from calls import recordings
 from calls.models import Call, Order
 from core import links
 from knowledge.models import Location
@@ -188,9 +189,22 @@ def test_the_recording_plays_from_a_freshly_minted_url(admin_client, order_call)
     first = admin_client.get(f"/calls/{order_call.pk}")
     url = first.context["playback"]["url"]
     assert f'<audio controls preload="metadata" src="{url}"' in first.content.decode()
-    audio = Client().get(url.split("://", 1)[1].split("/", 1)[1].join(["/", ""]))  # the token is the capability
+    audio = Client().get(url)  # the token is the capability
     assert audio.status_code == 200 and audio["Content-Type"] == "audio/wav"
     assert b"".join(audio.streaming_content)[:4] == b"RIFF"
+
+
+def test_the_player_stays_on_the_dashboards_origin_whatever_base_url_says(admin_client, order_call, settings):
+    # The page's CSP allows media from 'self' only: an absolute BASE_URL on another origin (the API's host, or
+    # `make run` on a PORT other than 8000) left the player blocked and silent.
+    settings.BASE_URL = "https://api.example.com"
+    page = admin_client.get(f"/calls/{order_call.pk}")
+    url = page.context["playback"]["url"]
+    assert url.startswith("/recordings/?token=")
+    assert "media-src 'self';" in page["Content-Security-Policy"]
+    assert Client().get(url).status_code == 200
+    # The API's URL is for clients anywhere, so it stays absolute.
+    assert recordings.playback(order_call.recording)["url"].startswith("https://api.example.com/recordings/?token=")
 
 
 def test_transcript_text_is_escaped_inside_the_marks(admin_client, org):
