@@ -1,6 +1,7 @@
 """GET /v1/webhook-subscriptions/{id}/stats: an endpoint's health over 24 h and 7 d, what is waiting, whether it is
 slowed down; computed from indexes (the plan is held here), another org's id a 404."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -102,12 +103,17 @@ def test_the_stats_are_index_range_scans_never_a_scan_of_the_log(org):
               "top": TOP_ERRORS}
     plans = []
     with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")  # the test tables are tiny: a scan would be the cheapest plan
+        # The test tables are tiny and shared with the rest of the suite (their statistics vary with what ran before):
+        # a sequential or bitmap scan could be the cheapest plan here, so only index range scans are left.
+        cursor.execute("SET enable_seqscan = off")
+        cursor.execute("SET enable_bitmapscan = off")
         for statement in _STATS_SQL.split(";"):
             cursor.execute("EXPLAIN " + statement, params)
             plans.append("\n".join(row[0] for row in cursor.fetchall()))
         cursor.execute("RESET enable_seqscan")
-    assert "Index Only Scan using webhooks_attempt_sub_created" in plans[0]
+        cursor.execute("RESET enable_bitmapscan")
+    # Index-only or not depends on the visibility map's state (vacuum timing), not on the query: both read the range.
+    assert re.search(r"Index (Only )?Scan using webhooks_attempt_sub_created", plans[0]), plans[0]
     assert "webhooks_attempt_sub_failed" in plans[1]
     assert "webhooks_delivery_sub_due" in plans[2]
     assert not any("Seq Scan on webhooks_" in plan for plan in plans)
