@@ -10,6 +10,7 @@ attempt's error), who could otherwise map internal DNS by pointing names at it.
 """
 
 import ipaddress
+import re
 import socket
 from urllib.parse import urlsplit
 
@@ -17,6 +18,10 @@ from django.conf import settings
 from requests_hardened.ip_filter import EXTRA_BLOCKED_NET_RANGES
 
 MAX_URL_LENGTH = 2048
+# RFC 3986's characters (unreserved, reserved and %): what the schema's `format: uri` admits. An international host
+# name or path is sent in its ASCII form (punycode, percent-encoding), which is also what the sender connects to.
+URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+ASCII_ONLY = "Enter a valid URL in its ASCII form (punycode for an international host name, %-encoding in the path)."
 # Cloud metadata endpoints that are not all inside a range blocked anyway (AWS, GCP, Azure, Alibaba, Oracle, AWS v6).
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
@@ -82,6 +87,8 @@ def validate_url(url: str) -> list[str]:
     allow_local = settings.WEBHOOK_ALLOW_LOCAL_URLS
     if len(url) > MAX_URL_LENGTH:
         return [f"Ensure this field has no more than {MAX_URL_LENGTH} characters."]
+    if not URI_CHARACTERS.fullmatch(url):
+        return [ASCII_ONLY]
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -4,6 +4,7 @@ import pytest
 
 from tests.support.receiver import Receiver
 from tests.webhooks.helpers import attempt_delivery, make_subscription
+from webhooks import ssrf
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit
 from webhooks.ssrf import address_problem
@@ -90,6 +91,21 @@ def test_an_ip_literal_with_a_zone_id_is_refused_at_create_and_update(api, fake_
     patched = api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"url": url}, format="json")
     assert patched.status_code == 400 and patched.json()["details"]["fieldErrors"] == refusal
     assert Subscription.objects.count() == 1
+
+
+@pytest.mark.parametrize("url", ["https://\u00de\u00a2", "https://m\u00fcller.example/hook", "https://hooks.example.com/\u00e9t\u00e9",
+                                 "https://hooks.example.com/<x>", 'https://hooks.example.com/"q"', "https://hooks.example.com/a|b"])
+def test_a_url_outside_rfc_3986_is_refused_at_create_and_update(api, fake_dns, url):
+    """The schema says `format: uri` (Schemathesis found PATCH taking `https://\u00de\u00a2`): the ASCII form only."""
+    refusal = {"url": [ssrf.ASCII_ONLY]}
+    response = api.post("/v1/webhook-subscriptions", {"url": url, "events": ["call.ended"]}, format="json")
+    assert response.status_code == 400 and response.json()["details"]["fieldErrors"] == refusal
+    ascii_form = "https://xn--mller-kva.example/hook"
+    sub_id = api.post("/v1/webhook-subscriptions", {"url": ascii_form, "events": ["call.ended"]},
+                      format="json").json()["data"]["id"]
+    patched = api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"url": url}, format="json")
+    assert patched.status_code == 400 and patched.json()["details"]["fieldErrors"] == refusal
+    assert list(Subscription.objects.values_list("url", flat=True)) == [ascii_form]
 
 
 @pytest.mark.parametrize(("address", "kind"), BLOCKED)
