@@ -87,8 +87,6 @@ def validate_url(url: str) -> list[str]:
     allow_local = settings.WEBHOOK_ALLOW_LOCAL_URLS
     if len(url) > MAX_URL_LENGTH:
         return [f"Ensure this field has no more than {MAX_URL_LENGTH} characters."]
-    if not URI_CHARACTERS.fullmatch(url):
-        return [ASCII_ONLY]
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -100,6 +98,8 @@ def validate_url(url: str) -> list[str]:
         return ["The URL must not contain credentials."]
     if any(ch.isspace() for ch in url):
         return ["Enter a valid URL."]
+    if not URI_CHARACTERS.fullmatch(url):
+        return [ASCII_ONLY]
     if "%" in parts.hostname:
         # A zone id (`[fe80::1%25eth0]`) picks one of our network interfaces; no public receiver needs one.
         return ["Enter a valid URL: the host must not carry a zone id (%25...)."]
