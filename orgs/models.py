@@ -1,6 +1,7 @@
 """Organizations, who belongs to them, and the API keys they use."""
 
 import uuid
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import models
@@ -17,6 +18,9 @@ class Organization(models.Model):
     auto_save_contacts = models.BooleanField(default=True)
     call_recording_enabled = models.BooleanField(default=True)
     meetings_enabled = models.BooleanField(default=False)
+    # IANA name (core.timezones checks it in the services). The dashboard shows times and the overview and analytics
+    # count days in it; the API stays UTC. Still "UTC" when its first location is created, it takes that one's zone.
+    time_zone = models.CharField(max_length=64, default="UTC")
     # Bumped (with F(), in the same transaction) by every write to facts, locations and team members, so the
     # agent runtime's knowledge ETag changes on the very next read. See knowledge.selectors.
     knowledge_version = models.PositiveBigIntegerField(default=0)
@@ -25,6 +29,11 @@ class Organization(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The organization's zone, the one answer for every local date and time shown or counted for it."""
+        return ZoneInfo(self.time_zone)
 
 
 class Membership(models.Model):

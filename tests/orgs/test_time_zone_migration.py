@@ -1,0 +1,36 @@
+"""orgs 0009 gives every existing organization its first location's time zone, and UTC to one without a location."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from orgs.models import Organization
+
+BEFORE = ("orgs", "0008_api_key_audit_scope")
+
+
+def _migrate(targets):
+    MigrationExecutor(connection).migrate(targets)
+    return MigrationExecutor(connection).loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_existing_orgs_take_their_first_locations_zone_else_utc():
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    apps = _migrate([BEFORE])
+    Org = apps.get_model("orgs", "Organization")
+    Location = apps.get_model("knowledge", "Location")
+    with_locations, without = Org.objects.create(name="Two places"), Org.objects.create(name="Nowhere yet")
+    for name, zone, created in [("Later", "Europe/Paris", datetime(2030, 2, 1, tzinfo=UTC)),
+                                ("First", "America/Los_Angeles", datetime(2030, 1, 1, tzinfo=UTC))]:
+        location = Location.objects.create(organization=with_locations, name=name, address="1 Main St",
+                                           timezone=zone, phone_number="+14155550100")
+        Location.objects.filter(pk=location.pk).update(created_at=created)  # auto_now_add ignores a given value
+
+    _migrate(leaves)
+
+    assert Organization.objects.get(pk=with_locations.pk).time_zone == "America/Los_Angeles"
+    assert Organization.objects.get(pk=without.pk).time_zone == "UTC"
+    assert str(Organization.objects.get(pk=with_locations.pk).zone) == "America/Los_Angeles"
