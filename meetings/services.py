@@ -204,7 +204,7 @@ def outcome_dispatch(*, outcome: Outcome, by) -> Dispatch:
     dispatch = Dispatch.objects.create(
         organization=org, outcome=locked, token_digest=digest_token(token), created_by=by
     )
-    event = emit(org=org, type=EVENT_TYPE, data=outcome_approved_data(locked, dispatch, token))
+    event = emit(org=org, type=EVENT_TYPE, data=outcome_approved_data(locked, dispatch, token), location_id=None)
     dispatch.event_id = event.id
     dispatch.save(update_fields=["event_id", "updated_at"])
     return dispatch

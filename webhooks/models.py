@@ -128,6 +128,10 @@ class Event(models.Model):
     # The call the event is about (catalog.CALL_ID_FIELDS), so a call's trace is an index read. Not a foreign key:
     # webhooks ranks below calls, and an event outlives nothing it names.
     call_id = models.UUIDField(null=True, blank=True)
+    # Where it happened: the location of the call (or booking) that caused it, None when nothing located did. It
+    # decides which subscriptions receive it and which scoped principals see it (docs/webhooks.md#locations). Not a
+    # foreign key, as `call_id`: a deleted location's events stay what they were, reachable org-wide only.
+    location_id = models.UUIDField(null=True, blank=True)
 
     objects = OrgOwnedQuerySet.as_manager()
 
@@ -136,6 +140,11 @@ class Event(models.Model):
             models.Index(fields=["organization", "created_at"], name="webhooks_event_org_created"),
             models.Index(
                 fields=["call_id", "created_at"], name="webhooks_event_call", condition=models.Q(call_id__isnull=False)
+            ),
+            # A scoped feed, newest first: one ordered range per location (location ids are unique across orgs).
+            models.Index(
+                fields=["location_id", "created_at"], name="webhooks_event_location",
+                condition=models.Q(location_id__isnull=False),
             ),
         ]
 

@@ -65,12 +65,13 @@ def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -
     return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def emit(*, org, type: str, data: dict) -> Event:  # noqa: A002 - the spec's field name
+def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the spec's field name
     """Writes the event and its deliveries in the current transaction; enqueues them after commit.
 
     `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
-    serialized once, here; datetimes become millisecond-Z strings, uuids strings. Subscriptions that are
-    enabled, belong to `org` and list `type` each get one pending delivery, due now.
+    serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
+    happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
+    that are enabled, belong to `org` and list `type` each get one pending delivery, due now.
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
@@ -81,7 +82,7 @@ def emit(*, org, type: str, data: dict) -> Event:  # noqa: A002 - the spec's fie
     with transaction.atomic():
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
-            call_id=_call_id(type, data),
+            call_id=_call_id(type, data), location_id=location_id,
         )
         subscriptions = Subscription.objects.for_org(org).filter(enabled=True, events__contains=[type])
         deliveries = Delivery.objects.bulk_create(

@@ -191,11 +191,13 @@ def call_complete(
         ]
 
         if contact_created is not None:
-            emit(org=org, type="contact.created", data=payloads.contact_created_data(contact_created, call))
+            emit(org=org, type="contact.created", data=payloads.contact_created_data(contact_created, call),
+                 location_id=call.location_id)
         if real:
-            emit(org=org, type="call.ended", data=payloads.call_ended_data(call, placed))
+            emit(org=org, type="call.ended", data=payloads.call_ended_data(call, placed), location_id=call.location_id)
             for message in taken:
-                emit(org=org, type="call.message_taken", data=payloads.message_taken_data(message, call))
+                emit(org=org, type="call.message_taken", data=payloads.message_taken_data(message, call),
+                     location_id=call.location_id)
                 notify_message_taken(message=message, call=call)  # e-mailed exactly when announced
         return call, True
 

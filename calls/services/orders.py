@@ -163,6 +163,7 @@ def order_set_status(
             data=payloads.order_status_changed_data(
                 order=order, previous_status=previous, changed_at=now, changed_by=changed_by
             ),
+            location_id=call.location_id,
         )
         return order, True
 

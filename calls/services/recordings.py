@@ -63,7 +63,8 @@ def recording_store(
             recording.file.save(f"{call.pk}.{extension}", ContentFile(content), save=False)
             stored_name = recording.file.name
             recording.save(force_insert=True)
-            emit(org=org, type="call.recording_ready", data=payloads.recording_ready_data(call, duration_seconds))
+            emit(org=org, type="call.recording_ready", data=payloads.recording_ready_data(call, duration_seconds),
+                 location_id=call.location_id)
     except BaseException:
         if stored_name is not None:
             _delete_stored_file(recording.file.storage, stored_name)

@@ -91,7 +91,8 @@ def callback_request_create(*, call: Call, data: dict) -> dict:
         reason=data.get("reason", ""),
         requested_team_member=member,
     )
-    emit(org=org, type="call.callback_requested", data=payloads.callback_requested_data(callback, call))
+    emit(org=org, type="call.callback_requested", data=payloads.callback_requested_data(callback, call),
+         location_id=call.location_id)
     notify_callback_requested(callback=callback, call=call)  # the spec: e-mail the recipients in real time
     return {"callback_request_id": str(callback.pk)}
 
@@ -114,7 +115,8 @@ def escalation_create(*, call: Call, data: dict) -> dict:
         triggered_by=data.get("triggered_by", Escalation.TriggeredBy.KEYWORD),
         context=data.get("context", ""),
     )
-    emit(org=org, type="call.escalation_triggered", data=payloads.escalation_triggered_data(escalation, call))
+    emit(org=org, type="call.escalation_triggered", data=payloads.escalation_triggered_data(escalation, call),
+         location_id=call.location_id)
     notify_escalation_triggered(escalation=escalation, call=call)
     return {"escalation_id": str(escalation.pk)}
 
@@ -145,7 +147,8 @@ def booking_create(*, call: Call, data: dict) -> dict:
         contact_email=data.get("contact_email") or (contact.email if contact else None),
         contact_phone=runtime_phone(org, data.get("contact_phone"), "data.contact_phone") or call.from_number,
     ))
-    emit(org=org, type="call.appointment_booked", data=payloads.appointment_booked_data(booking))
+    emit(org=org, type="call.appointment_booked", data=payloads.appointment_booked_data(booking),
+         location_id=booking.location_id)
     return {"booking_id": str(booking.pk)}
 
 
