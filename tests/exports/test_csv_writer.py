@@ -1,0 +1,93 @@
+"""core.csvexport: every cell safe to open in a spreadsheet, values written one way, and rows streamed from a
+server-side cursor inside a transaction (a WITH HOLD cursor would materialize the whole result first)."""
+
+import csv
+import io
+from datetime import UTC, datetime
+from decimal import Decimal
+from uuid import UUID
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import connection
+from django.db.models import F, Value
+from django.db.models.functions import Concat
+
+from contacts.models import Contact
+from core.csvexport import Column, cell, csv_lines, csv_response
+
+
+@pytest.mark.parametrize("text", ['=HYPERLINK("http://evil.example","x")', "+1+2", "-2+3", "@SUM(A1)",
+                                  "\t=1", "\r=1"])
+def test_text_that_a_spreadsheet_would_run_is_written_as_text(text):
+    assert cell(text) == "'" + text
+
+
+def test_values_are_written_one_way():
+    assert cell(None) == ""
+    assert cell(True) == "true" and cell(False) == "false"
+    assert cell(-3) == "-3" and cell(2.5) == "2.5" and cell(Decimal("-1.10")) == "-1.10"  # numbers stay numbers
+    when = datetime(2026, 3, 8, 10, 30, 0, 123456, tzinfo=UTC)
+    assert cell(when) == "2026-03-08T10:30:00.123+00:00"
+    assert cell(when, ZoneInfo("America/Los_Angeles")) == "2026-03-08T03:30:00.123-07:00"
+    assert cell(UUID(int=1)) == "00000000-0000-0000-0000-000000000001"
+    assert cell(["a", "b"]) == '["a","b"]' and cell({"k": "é"}) == '{"k":"é"}'
+    assert cell("plain") == "plain" and cell("a=b") == "a=b"
+
+
+def _contacts(org, n):
+    Contact.objects.bulk_create(
+        Contact(organization=org, phone_number=f"+1415555{i:04d}", name=f"Name {i}") for i in range(n)
+    )
+    return Contact.objects.for_org(org).order_by("phone_number")
+
+
+def test_rows_come_in_order_under_a_header_with_expressions_and_renders(org):
+    rows = _contacts(org, 3)
+    columns = [Column("phone_number"), Column("label", source=Concat(F("name"), Value("!"))),
+               Column("upper", source="name", render=str.upper)]
+    text = "".join(csv_lines(rows, columns, chunk_size=2))
+    assert list(csv.reader(io.StringIO(text))) == [
+        ["phone_number", "label", "upper"],
+        ["'+14155550000", "Name 0!", "NAME 0"], ["'+14155550001", "Name 1!", "NAME 1"],
+        ["'+14155550002", "Name 2!", "NAME 2"],
+    ]
+
+
+def test_an_empty_export_is_its_header(org):
+    assert "".join(csv_lines(Contact.objects.for_org(org), [Column("name")])) == "name\r\n"
+
+
+def test_the_header_and_first_row_leave_first_then_whole_chunks(org):
+    chunks = list(csv_lines(_contacts(org, 7), [Column("name")], chunk_size=3))
+    assert [chunk.count("\r\n") for chunk in chunks] == [2, 3, 3]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_stream_from_a_cursor_inside_a_transaction(org):
+    """In autocommit (as a request runs), the cursor is declared inside a transaction that ends with the export."""
+    lines = csv_lines(_contacts(org, 5), [Column("name")], chunk_size=2)
+    assert not connection.in_atomic_block
+    next(lines)
+    assert connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors WHERE NOT is_holdable")
+        assert cursor.fetchone()[0] == 1  # the export's named cursor, not WITH HOLD
+    list(lines)
+    assert not connection.in_atomic_block
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_client_gone_mid_download_ends_the_transaction(org):
+    response = csv_response(_contacts(org, 5), [Column("name")], filename="x.csv")
+    next(iter(response.streaming_content))
+    assert connection.in_atomic_block
+    response.close()
+    assert not connection.in_atomic_block
+
+
+def test_the_query_runs_before_the_response_starts(org):
+    """A query that fails raises in the view (an error answer), never as a 200 cut short."""
+    broken = Contact.objects.for_org(org).extra(where=["1/0 = 1"])  # noqa: S610 - constant SQL
+    with pytest.raises(Exception, match="division by zero"):
+        csv_response(broken, [Column("name")], filename="x.csv")
