@@ -29,7 +29,8 @@ def _event(apps, org, type_, call_id, data):
 @pytest.mark.django_db(transaction=True)
 def test_events_written_before_the_migration_get_their_calls_or_bookings_location():
     leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    apps = _migrate([BEFORE])
+    # Every other app stays at its newest, so the rows below are written as the other apps' models are now.
+    apps = _migrate([*(node for node in leaves if node[0] != "webhooks"), BEFORE])
     org = apps.get_model("orgs", "Organization").objects.create(name="Old Pizza")
     location = apps.get_model("knowledge", "Location")
     l1 = location.objects.create(organization=org, name="Mission", timezone="UTC")
