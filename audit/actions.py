@@ -46,6 +46,9 @@ ACTIONS = {
     "calendar.created": "A calendar was created.",
     "calendar.updated": "A calendar changed.",
     "calendar.deleted": "A calendar was deleted.",
+    "call_field.created": "A call field was created.",
+    "call_field.updated": "A call field changed.",
+    "call_field.deleted": "A call field was deleted (past calls keep their values).",
     # Calls' follow-ups
     "order.status_changed": "An order's status changed.",
     "booking.canceled": "A booking was canceled.",

@@ -8,6 +8,7 @@ make a second row: the database refuses it, and the service answers with the row
 from django.conf import settings
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import DateTimeRangeField, RangeBoundary, RangeOperators
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import F, Q
 
@@ -81,6 +82,10 @@ class Call(OrgOwnedModel):
     unanswered_questions = models.JSONField(default=list, blank=True)
     caller_name = models.CharField(max_length=200, null=True, blank=True)
     caller_email = models.CharField(max_length=254, null=True, blank=True)
+    # The organization's call fields as the completion reported them, keyed by the field's name at that time:
+    # {name: {"label", "type", "value", "evidence", "evidence_verified"}} (calls.call_fields). Stored whole, so a
+    # later rename or delete of a field does not rewrite the call; filtered by containment on a GIN index.
+    fields = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -92,6 +97,8 @@ class Call(OrgOwnedModel):
             models.Index(fields=["organization", "from_number"], name="call_org_from_idx"),
             # The abandon sweep reads only calls still in progress, oldest first.
             models.Index(fields=["started_at"], condition=Q(status="in_progress"), name="call_in_progress_idx"),
+            # `?fields.<name>=<value>` is `fields @> {"<name>": {"value": <value>}}`: jsonb_path_ops answers it.
+            GinIndex(fields=["fields"], opclasses=["jsonb_path_ops"], name="call_fields_gin"),
         ]
 
     def __str__(self):

@@ -1,11 +1,12 @@
-"""What the agent runtime reads under one `knowledge_version`: locations, facts, team members, escalation rules and
-calendars.
+"""What the agent runtime reads under one `knowledge_version`: locations, facts, team members, escalation rules,
+calendars and call fields.
 
 Every write goes through knowledge.services, which bumps `Organization.knowledge_version` in the same transaction.
 The tables keep the names they had in the apps these models came from (orgs, calls): the move changed no row.
 """
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from orgs.tenancy import OrgOwnedModel
@@ -120,3 +121,36 @@ class Calendar(OrgOwnedModel):
     class Meta:
         db_table = "calls_calendar"
         constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]
+
+
+class CallField(OrgOwnedModel):
+    """Something the organization wants pulled out of each call (`party_size`, `reservation_date`): the agent is
+    told to listen for it (`description`) and the call completion reports its value, stored on the call.
+
+    `name` is a slug unique per org (a constraint); `choices` is non-empty only for `enum`; `location_ids` null
+    means every location, else the field applies to calls of those locations only (an id leaves the list when its
+    location is deleted). A call keeps the name, label and value it was stored with: renaming or deleting a field
+    never rewrites past calls.
+    """
+
+    class Type(models.TextChoices):
+        STRING = "string", "Text"
+        NUMBER = "number", "Number"
+        BOOLEAN = "boolean", "Yes / no"
+        DATE = "date", "Date"
+        ENUM = "enum", "One of a list"
+
+    name = models.CharField(max_length=64)
+    label = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")  # <= 1,000 characters, enforced by the services
+    type = models.CharField(max_length=16, choices=Type.choices)
+    choices = models.JSONField(default=list, blank=True)
+    required = models.BooleanField(default=False)
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_call_field_name_per_org")]
+        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="call_field_org_created_idx")]
+
+    def __str__(self):
+        return self.name

@@ -1,9 +1,11 @@
 """Org-scoped reads of what the agent knows, and the runtime's knowledge read under one version and ETag."""
 
+from django.db.models import Q
+
 from core.timefmt import iso_ms
 from orgs.models import Organization
 
-from .models import Calendar, EscalationRule, Fact, Location, TeamMember
+from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
 
 
 def location_list(*, org):
@@ -25,6 +27,30 @@ def escalation_rule_list(*, org):
 
 def calendar_list(*, org):
     return Calendar.objects.for_org(org)
+
+
+def call_field_list(*, org):
+    return CallField.objects.for_org(org)
+
+
+def call_fields_that_apply(*, org, location_id=None):
+    """The org's call fields that apply to a call at `location_id` (by name): those for every location, and those
+    naming this one. A call without a location gets only the former."""
+    applies = Q(location_ids__isnull=True)
+    if location_id is not None:
+        applies |= Q(location_ids__contains=[location_id])
+    return CallField.objects.for_org(org).filter(applies).order_by("name")
+
+
+def call_field_data(call_field: CallField) -> dict:
+    """A call field as the runtime and the API show it."""
+    return {
+        "id": str(call_field.id), "name": call_field.name, "label": call_field.label,
+        "description": call_field.description, "type": call_field.type, "choices": list(call_field.choices),
+        "required": call_field.required,
+        "location_ids": None if call_field.location_ids is None else [str(pk) for pk in call_field.location_ids],
+        "created_at": iso_ms(call_field.created_at), "updated_at": iso_ms(call_field.updated_at),
+    }
 
 
 def knowledge_version(org) -> int:
@@ -102,6 +128,9 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
         "id": str(org.id), "name": org.name, "default_phone_region": org.default_phone_region,
         "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,
     }
-    return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars}
+    # Every field with its `location_ids`: the runtime keeps those that apply to the call's location (null: all).
+    call_fields = [call_field_data(f) for f in call_field_list(org=org).order_by("name")]
+    return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars,
+                  "call_fields": call_fields}
 
 

@@ -1,6 +1,7 @@
-"""Writes of what the agent runtime reads: locations, facts, team members, escalation rules and calendars.
+"""Writes of what the agent runtime reads: locations, facts, team members, escalation rules, calendars and call
+fields.
 
-One write path for all five kinds. A create, an update or a delete cleans what it is given first, then (update and
+One write path for all six kinds. A create, an update or a delete cleans what it is given first, then (update and
 delete) locks the row and changes that locked copy, never the caller's object, so a refused save leaves the
 caller's instance as it was. The save runs in a savepoint that turns the kind's unique clash into Conflict (also
 under a race), and the org's `knowledge_version` is bumped once, in the same transaction, so the runtime's
@@ -10,11 +11,13 @@ The public services (`fact_create`, `calendar_update`, ...) are one per kind and
 the `actor` (a user, an API key, or None for the runtime and operators) for whatever records who changed what.
 """
 
+import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, models, transaction
-from django.db.models import F, ProtectedError
+from django.db.models import F, Func, ProtectedError, Value
 
 from audit import services as audit
 from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -23,7 +26,7 @@ from core.validation import check_email, check_lengths, optional_text
 from orgs.models import Membership, Organization
 from orgs.phones import normalize_phone
 
-from .models import Calendar, EscalationRule, Fact, Location, TeamMember
+from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
 from .timezones import check_timezone, is_timezone
 from .weekly_hours import weekly_hours_problems
 
@@ -315,6 +318,79 @@ def _clean_calendar(org: Organization, values: dict) -> dict:
     return values
 
 
+def resolve_location_ids(org: Organization, location_ids, *, field: str = "location_ids") -> list[uuid.UUID] | None:
+    """A list of `org`'s location ids as given (None passes: every location). It must be non-empty and without
+    repeats, and each id a location of `org`: a malformed id, a missing one and another org's are the same 400
+    under `field`, naming them. The locations are locked (FOR NO KEY UPDATE) until the caller's transaction ends,
+    so a concurrent `location_delete` either comes first (refused here) or waits and then sees what this stored."""
+    if location_ids is None:
+        return None
+    if not isinstance(location_ids, list | tuple) or not location_ids:
+        message = "Give a non-empty list of location ids, or null for every location."
+        raise ValidationFailed(field_errors={field: [message]})
+    ids, bad = [], []
+    for raw in location_ids:
+        try:
+            ids.append(raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)))
+        except ValueError:
+            bad.append(str(raw))
+    if len(set(ids)) != len(ids):
+        raise ValidationFailed(field_errors={field: ["Location ids must not repeat."]})
+    found = set(Location.objects.for_org(org).select_for_update(no_key=True).filter(pk__in=ids)
+                .values_list("pk", flat=True))
+    bad += [str(pk) for pk in ids if pk not in found]
+    if bad:
+        raise ValidationFailed(field_errors={field: [f"Not a location of this organization: {', '.join(bad)}."]})
+    return ids
+
+
+CALL_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+CALL_FIELD_CAPS = {"name": 64, "label": 200, "description": 1000}
+MAX_CHOICES, MAX_CHOICE_LENGTH = 50, 200
+
+
+def _clean_call_field(org: Organization, values: dict) -> dict:
+    values = _strip(values, "name", "label")
+    _require_text(values, "name", "label")
+    check_lengths(values, CALL_FIELD_CAPS)
+    errors = {}
+    if values.get("name") and not CALL_FIELD_NAME.fullmatch(values["name"]):
+        errors["name"] = ["Use 1 to 64 lowercase letters, digits and underscores, starting with a letter."]
+    if "type" in values and values["type"] not in CallField.Type.values:
+        errors["type"] = [f"Must be one of: {', '.join(CallField.Type.values)}."]
+    if "choices" in values:
+        choices = values["choices"] if values["choices"] is not None else []
+        if not isinstance(choices, list | tuple) or not all(isinstance(choice, str) for choice in choices):
+            errors["choices"] = ["Must be a list of strings."]
+        else:
+            choices = [choice.strip() for choice in choices]
+            problems = []
+            if len(choices) > MAX_CHOICES:
+                problems.append(f"Ensure this field has no more than {MAX_CHOICES} elements.")
+            if any(not 1 <= len(choice) <= MAX_CHOICE_LENGTH for choice in choices):
+                problems.append(f"Each choice must be 1 to {MAX_CHOICE_LENGTH} characters.")
+            if len(set(choices)) != len(choices):
+                problems.append("Choices must not repeat.")
+            if problems:
+                errors["choices"] = problems
+            values["choices"] = choices
+    if "required" in values and not isinstance(values["required"], bool):
+        errors["required"] = ["Must be a boolean."]
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+    if "location_ids" in values:
+        values["location_ids"] = resolve_location_ids(org, values["location_ids"])
+    return values
+
+
+def _check_call_field(call_field: CallField) -> None:
+    """The field as it will be saved: an `enum` has 1 to 50 choices, any other type none."""
+    if call_field.type == CallField.Type.ENUM and not call_field.choices:
+        raise ValidationFailed(field_errors={"choices": ["An enum field needs 1 to 50 choices."]})
+    if call_field.type != CallField.Type.ENUM and call_field.choices:
+        raise ValidationFailed(field_errors={"choices": ["Only an enum field has choices."]})
+
+
 LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number"), _clean_location,
                 ("name", "name already exists."))
 FACT = Kind(Fact, ("label", "content", "location"), _clean_fact, ("label", "label already exists."))
@@ -325,10 +401,12 @@ ESCALATION_RULE = Kind(EscalationRule, ("name", "description", "keywords", "enab
                        _clean_rule, ("name", "An escalation rule with this name already exists."), check=_check_rule)
 CALENDAR = Kind(Calendar, ("name", "location", "timezone", "slot_minutes", "weekly_hours"), _clean_calendar,
                 ("name", "A calendar with this name already exists."))
-KINDS = {kind.model: kind for kind in (LOCATION, FACT, TEAM_MEMBER, ESCALATION_RULE, CALENDAR)}
+CALL_FIELD = Kind(CallField, ("name", "label", "description", "type", "choices", "required", "location_ids"),
+                  _clean_call_field, ("name", "A call field with this name already exists."), check=_check_call_field)
+KINDS = {kind.model: kind for kind in (LOCATION, FACT, TEAM_MEMBER, ESCALATION_RULE, CALENDAR, CALL_FIELD)}
 # The audit trail's name of each kind (audit/actions.py: `fact.created`, `team_member.deleted`, ...).
 AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", EscalationRule: "escalation_rule",
-               Calendar: "calendar"}
+               Calendar: "calendar", CallField: "call_field"}
 
 
 # --- The services ------------------------------------------------------------------------------------------------
@@ -346,9 +424,15 @@ def location_update(*, location: Location, actor=None, **changes) -> Location:
     return _update(LOCATION, location, actor=actor, changes=changes)
 
 
+@transaction.atomic
 def location_delete(*, location: Location, actor=None) -> None:
-    """Deletes a location; its facts and calendars stay (location set to null), its escalation rules go."""
+    """Deletes a location; its facts and calendars stay (location set to null), its escalation rules go, and it
+    leaves the `location_ids` of the call fields that named it (a field whose last location goes applies to none
+    until given another)."""
     _delete(LOCATION, location, actor=actor)
+    CallField.objects.filter(organization_id=location.organization_id, location_ids__contains=[location.pk]).update(
+        location_ids=Func(F("location_ids"), Value(location.pk, output_field=models.UUIDField()),
+                          function="array_remove"))
 
 
 def fact_create(*, org: Organization, label: str, content: str, location=None, actor=None) -> Fact:
@@ -434,3 +518,25 @@ def calendar_delete(*, calendar: Calendar, actor=None) -> None:
     """Deletes a calendar unless a registered guard refuses (the calls app: upcoming confirmed bookings, 409
     `conflict` with `details.field` = `bookings`); its past and canceled bookings stay, their calendar null."""
     _delete(CALENDAR, calendar, actor=actor)
+
+
+def call_field_create(*, org: Organization, name: str, label: str, type: str, description: str = "",  # noqa: A002
+                      choices: list[str] | None = None, required: bool = False, location_ids: list | None = None,
+                      actor=None) -> CallField:
+    """Creates a call field: the runtime's next knowledge read tells the agent to listen for it, and completions
+    may report it. Duplicate name: 409 (the unique constraint decides)."""
+    return _create(CALL_FIELD, org=org, actor=actor, values={
+        "name": name, "label": label, "type": type, "description": description or "",
+        "choices": list(choices or []), "required": required, "location_ids": location_ids,
+    })
+
+
+def call_field_update(*, call_field: CallField, actor=None, **changes) -> CallField:
+    """Changes any of the field's attributes, checked against the field they produce. Past calls keep what they
+    were stored with (name, label and value)."""
+    return _update(CALL_FIELD, call_field, actor=actor, changes=changes)
+
+
+def call_field_delete(*, call_field: CallField, actor=None) -> None:
+    """Deletes a call field; past calls keep their values under the name they were stored with."""
+    _delete(CALL_FIELD, call_field, actor=actor)

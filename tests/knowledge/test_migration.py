@@ -85,9 +85,10 @@ def test_the_move_keeps_every_row_link_and_table_definition():
     rows = _rows_in_the_old_apps(_migrate([*before, ("knowledge", None)]))
     schema_before = _schema()
 
-    _migrate(leaves)
-
+    # The schema right after the move (later migrations of these apps may change these tables), then the rest.
+    _migrate([*MOVE, ("knowledge", "0001_initial")])
     assert _schema() == schema_before
+    _migrate(leaves)
     location = Location.objects.get(pk=rows["location"])
     assert (location.organization_id, location.name, location.timezone) == (rows["org"], "Downtown", "Europe/Paris")
     assert Fact.objects.get(pk=rows["fact"]).location == location
