@@ -329,9 +329,51 @@ class Booking(OrgOwnedModel):
         indexes = [models.Index(fields=["organization", "-start_at", "-id"], name="booking_org_start_idx")]
 
 
+class CallRollup(models.Model):
+    """Per organization, local day (in the org's time zone), location and outcome: what its calls add up to.
+
+    Derived data, like an index: PostgreSQL triggers (calls 0011) keep it in step with every write to calls, bookings
+    and orders in the same transaction, and rebuild an organization's rows when its time zone changes, so the
+    analytics read a few thousand rows for a year instead of a million calls (docs/api.md#analytics). Never written
+    from Python. `location_id` is the call's as it was counted (no foreign key: when a location goes, its calls' move
+    to null through the trigger and its rows stay at zero). The organization's foreign key is the database's own,
+    ON DELETE CASCADE (calls 0011): a deleted org's calls are deleted (and subtracted) before the org row goes.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    day = models.DateField()
+    location_id = models.UUIDField(null=True)
+    outcome = models.CharField(max_length=64)
+    calls = models.IntegerField(default=0)
+    real_engagements = models.IntegerField(default=0)
+    escalations = models.IntegerField(default=0)
+    duration_sum = models.BigIntegerField(default=0)
+    duration_count = models.IntegerField(default=0)
+    score_sum = models.BigIntegerField(default=0)
+    score_count = models.IntegerField(default=0)
+    bookings = models.IntegerField(default=0)
+    orders = models.IntegerField(default=0)
+    unanswered_questions = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "day", "location_id", "outcome"], nulls_distinct=False,
+                name="uniq_call_rollup_key",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
+
+
 __all__ = [
     "Booking",
     "Call",
+    "CallRollup",
     "CallbackRequest",
     "CancelSource",
     "Classification",

@@ -1,0 +1,42 @@
+"""The calls rollup computed the slow way, in Python, from the calls themselves: what the triggers must agree with."""
+
+from collections import Counter, defaultdict
+from zoneinfo import ZoneInfo
+
+from calls.models import Booking, Call, CallRollup, Order
+
+METRICS = ["calls", "real_engagements", "escalations", "duration_sum", "duration_count", "score_sum", "score_count",
+           "bookings", "orders", "unanswered_questions"]
+
+
+def expected_rollup(org) -> dict:
+    """{(day, location_id, outcome): {metric: value}} from the org's calls, days in its current zone."""
+    org.refresh_from_db()
+    zone = ZoneInfo(org.time_zone)
+    bookings = Counter(Booking.objects.filter(organization=org, call__isnull=False).values_list("call_id", flat=True))
+    orders = set(Order.objects.filter(organization=org).values_list("call_id", flat=True))
+    rows = defaultdict(Counter)
+    for call in Call.objects.filter(organization=org):
+        row = rows[(call.started_at.astimezone(zone).date(), call.location_id, call.outcome or "")]
+        row["calls"] += 1
+        row["real_engagements"] += call.classification == "real_engagement"
+        row["escalations"] += call.disposition == "escalated"
+        if call.duration_seconds is not None:
+            row["duration_sum"] += call.duration_seconds
+            row["duration_count"] += 1
+        if call.scorable and call.score is not None:
+            row["score_sum"] += call.score
+            row["score_count"] += 1
+        row["bookings"] += bookings[call.pk]
+        row["orders"] += call.pk in orders
+        row["unanswered_questions"] += len(call.unanswered_questions)
+    return {key: {m: row[m] for m in METRICS} for key, row in rows.items()}
+
+
+def stored_rollup(org) -> dict:
+    """The rollup's rows of the org, all-zero ones (a moved call's old key) left out."""
+    return {
+        (row.day, row.location_id, row.outcome): {m: getattr(row, m) for m in METRICS}
+        for row in CallRollup.objects.filter(organization=org)
+        if any(getattr(row, m) for m in METRICS)
+    }

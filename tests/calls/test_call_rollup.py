@@ -1,0 +1,67 @@
+"""The calls rollup (calls.models.CallRollup) stays equal to what the calls add up to, through every writer: the
+runtime's start, events and completion, a booking, a location's deletion, a time zone change and an org's deletion."""
+
+from datetime import timedelta
+
+from calls.models import Call, CallRollup
+from knowledge.services import location_create, location_delete
+from orgs.models import Organization
+from tests.calls.conftest import T0, completion, iso
+from tests.calls.rollup_support import expected_rollup, stored_rollup
+from tests.calls.test_calendars_and_bookings import MONDAY_1400Z, book, calendar  # noqa: F401 - the fixture
+
+
+def _calls(runtime, locations):
+    """Calls around midnight in New York and Los Angeles, of each kind the figures tell apart."""
+    kinds = [
+        dict(outcome="order"),
+        dict(outcome="question", order=None, disposition="escalated", unanswered_questions=["Vegan?", "Parking?"]),
+        dict(outcome="", order=None, classification="robocall"),
+        dict(outcome="message", order=None, classification="wrong_number_hangup", disposition="transferred"),
+    ]
+    made = []
+    for index in range(12):
+        started = T0 + timedelta(hours=index * 2 + 0.25)
+        call_id, response = runtime.start(started_at=started, location_id=locations[index % len(locations)])
+        assert response.status_code == 201, response.content
+        if index % 5 != 4:  # some stay in progress
+            body = completion(ended_at=iso(started + timedelta(seconds=30 + index)), **kinds[index % len(kinds)])
+            assert runtime.complete(call_id, **body).status_code == 200
+        made.append(call_id)
+    return made
+
+
+def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtime, other_runtime, calendar):  # noqa: F811
+    ny = location_create(org=org, name="NY", address="1 Main St", timezone="America/New_York",
+                         phone_number="+12125550100")
+    la = location_create(org=org, name="LA", address="2 Main St", timezone="America/Los_Angeles",
+                         phone_number="+13105550100")
+    Organization.objects.filter(pk=org.pk).update(time_zone="America/New_York")
+    made = _calls(runtime, [ny.pk, la.pk, None])
+    _calls(other_runtime, [None])
+    assert book(runtime, calendar, MONDAY_1400Z, call_id=made[4]).status_code == 201
+    assert book(runtime, calendar, MONDAY_1400Z + timedelta(hours=1), call_id=made[4]).status_code == 201
+    assert stored_rollup(org) == expected_rollup(org)
+    assert sum(row["bookings"] for row in stored_rollup(org).values()) == 2
+    assert stored_rollup(other_org) == expected_rollup(other_org)
+
+    # A completion after the booking moves the call's bookings to its new outcome.
+    ended = iso(T0 + timedelta(hours=9))
+    assert runtime.complete(made[4], outcome="booking", order=None, ended_at=ended).status_code == 200
+    assert stored_rollup(org) == expected_rollup(org)
+
+    # Another zone regroups every call into its new local days, in the same transaction.
+    Organization.objects.filter(pk=org.pk).update(time_zone="Asia/Kathmandu")  # +05:45
+    assert stored_rollup(org) == expected_rollup(org)
+    assert stored_rollup(other_org) == expected_rollup(other_org)
+
+    location_delete(location=la)
+    assert Call.objects.filter(location_id=la.pk).count() == 0
+    assert stored_rollup(org) == expected_rollup(org)
+
+    Call.objects.filter(runtime_call_id=made[0]).delete()
+    assert stored_rollup(org) == expected_rollup(org)
+
+    Organization.objects.get(pk=org.pk).delete()
+    assert not CallRollup.objects.filter(organization_id=org.pk).exists()
+    assert stored_rollup(other_org) == expected_rollup(other_org)
