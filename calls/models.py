@@ -332,12 +332,12 @@ class Booking(OrgOwnedModel):
 class CallRollup(models.Model):
     """Per organization, local day (in the org's time zone), location and outcome: what its calls add up to.
 
-    Derived data, like an index: PostgreSQL triggers (calls 0011) keep it in step with every write to calls, bookings
+    Derived data, like an index: PostgreSQL triggers (calls 0012) keep it in step with every write to calls, bookings
     and orders in the same transaction, and rebuild an organization's rows when its time zone changes, so the
     analytics read a few thousand rows for a year instead of a million calls (docs/api.md#analytics). Never written
     from Python. `location_id` is the call's as it was counted (no foreign key: when a location goes, its calls' move
     to null through the trigger and its rows stay at zero). The organization's foreign key is the database's own,
-    ON DELETE CASCADE (calls 0011): a deleted org's calls are deleted (and subtracted) before the org row goes.
+    ON DELETE CASCADE (calls 0012): a deleted org's calls are deleted (and subtracted) before the org row goes.
     """
 
     id = models.BigAutoField(primary_key=True)

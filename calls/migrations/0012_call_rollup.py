@@ -151,7 +151,7 @@ ALTER TABLE calls_callrollup DROP CONSTRAINT calls_callrollup_org_fk;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('calls', '0010_knowledge_models_moved'),
+        ('calls', '0011_call_fields'),
         ('orgs', '0009_organization_time_zone'),
     ]
 
