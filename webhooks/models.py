@@ -77,6 +77,9 @@ class Subscription(OrgOwnedModel):
     slowed_reason = models.CharField(max_length=200, blank=True, default="")
     slowed_at = models.DateTimeField(null=True, blank=True)
     paused_until = models.DateTimeField(null=True, blank=True)
+    # When a claim last served this subscription: claims take the subscriptions served longest ago first (round
+    # robin across claims and worker processes; sender._LOCK_FAIR_SQL). Not indexed, so its update stays HOT.
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     # What `set_enabled` changes: save these (with updated_at) after it.
     ENABLED_FIELDS = ("enabled", "disabled_reason", "disabled_at", "failing_since")

@@ -59,56 +59,91 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
 # sent again, which at-least-once delivery already allows. Locking and visibility are unchanged, so no attempt is
 # sent twice by two workers. It saves one disk flush per claim and per result (most of a delivery's cost).
 #
-# One round trip: the async-commit setting, the claim lock and the claim, sent as one query outside any
-# transaction block. PostgreSQL runs such a multi-statement query as one implicit transaction, where SET LOCAL and
-# the transaction-level advisory lock hold until its end (docs: protocol-flow, "Multiple Statements in a Simple
-# Query"); an explicit BEGIN and COMMIT are two more round trips.
+# One round trip: the async-commit setting, the locking statement and the claim, sent as one query outside any
+# transaction block. PostgreSQL runs such a multi-statement query as one implicit transaction, where SET LOCAL, the
+# row locks and a transaction-local setting hold until its end (docs: protocol-flow, "Multiple Statements in a
+# Simple Query"); an explicit BEGIN and COMMIT are two more round trips.
 #
-# Fair delivery (docs/webhooks.md#fair-delivery). Claims are serialized by one advisory lock, taken by its own
-# statement so that the claim's statement, and its snapshot, start only once every earlier claim has committed:
-# the in-flight counts it reads are then exact across processes and machines, which a row lock alone cannot give
-# (a statement's snapshot predates the lock it waits for). A claim holds it for well under a millisecond.
-# Then, per subscription that has pending deliveries (found by a skip scan of webhooks_delivery_sub_due, one index
-# probe per subscription, however long its backlog): its free share = its in-flight limit minus its live claims,
-# and, with a rate cap, at most the send slots of the next RATE_HORIZON seconds (GCRA: slot k is rate_tat + k/rate).
-# Each subscription's due deliveries are taken live first, then replays (priority), oldest first, up to its share;
-# across subscriptions they are ranked round robin (every subscription's first before anyone's second).
-_CLAIM_LOCK = 0x77686B63  # "whkc": the key of the claim's transaction-level advisory lock
+# Fair delivery (docs/webhooks.md#fair-delivery), in two statements of that one query:
+#
+# 1. Pick and lock. Which subscriptions have deliveries due and unleased (a skip scan of webhooks_delivery_sub_due:
+#    one index probe per subscription with pending deliveries, however long its backlog), are not paused, under
+#    their rate cap's horizon and (as this snapshot sees it) under their in-flight limit; the `limit` served longest
+#    ago first (`claimed_at`: round robin across claims, worker processes and machines), row-locked with SKIP LOCKED.
+#    Two claims never wait for each other: each takes subscriptions the other has not. Their ids go to the second
+#    statement through a transaction-local setting.
+# 2. Claim. A statement's snapshot is taken when it starts, so this one sees every claim committed before the locks
+#    of statement 1 were granted: every earlier claim of these subscriptions held the same row locks until its commit.
+#    The in-flight counts (live leases, by index) and the rate-cap state it reads are therefore exact across
+#    processes, without a lock shared by all claims (one advisory lock serialized them until 2026-11-26: half of a
+#    drain's claim time was queueing for it). Per subscription: its free share = its in-flight limit minus its live
+#    claims, and, with a rate cap, at most the send slots of the next RATE_HORIZON seconds (GCRA: slot k is
+#    rate_tat + k/rate). Each subscription's due deliveries are taken live first, then replays (priority), oldest
+#    first, up to its share; across subscriptions they are ranked round robin (every subscription's first before
+#    anyone's second). Every locked subscription's `claimed_at` moves to now, so the next claim serves others first.
+_DUE_AND_UNLEASED = """d.status = 'pending' AND d.next_attempt_at <= %(now)s
+                       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)"""
 
-_FAIR_CANDIDATES = """
-    subs AS (
+_LIVE_CLAIMS = """(SELECT count(*) FROM webhooks_delivery AS f
+                     WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL AND f.claimed_until > %(now)s)"""
+
+_LOCK_FAIR_SQL = """
+    WITH RECURSIVE subs AS (
         (SELECT subscription_id AS id FROM webhooks_delivery
           WHERE status = 'pending' ORDER BY subscription_id LIMIT 1)
         UNION ALL
         SELECT (SELECT d.subscription_id FROM webhooks_delivery AS d
                  WHERE d.status = 'pending' AND d.subscription_id > subs.id ORDER BY d.subscription_id LIMIT 1)
           FROM subs WHERE subs.id IS NOT NULL
-    ), {share}, cand AS (
+    )
+    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true) FROM (
+        SELECT s.id FROM webhooks_subscription AS s
+         WHERE s.id IN (SELECT id FROM subs WHERE id IS NOT NULL)
+           AND (s.paused_until IS NULL OR s.paused_until <= %(now)s)
+           AND (s.rate_tat IS NULL OR s.rate_tat < %(now)s + %(horizon)s * interval '1 second')
+           AND COALESCE(s.in_flight_limit, %(max_in_flight)s) > {live_claims}
+           AND EXISTS (SELECT 1 FROM webhooks_delivery AS d
+                        WHERE d.subscription_id = s.id AND d.priority = ANY('{{0,1}}'::smallint[])
+                          AND {due_and_unleased})
+         ORDER BY s.claimed_at NULLS FIRST, s.id
+         LIMIT %(limit)s
+           FOR UPDATE OF s SKIP LOCKED
+    ) AS locked;"""
+
+# The deliveries asked for by id (a manual path and the tests): their subscriptions, locked in id order, waiting.
+_LOCK_ASKED_SQL = """
+    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true) FROM (
+        SELECT s.id FROM webhooks_subscription AS s
+         WHERE s.id IN (SELECT subscription_id FROM webhooks_delivery WHERE id = ANY(%(ids)s::uuid[]))
+         ORDER BY s.id
+           FOR UPDATE OF s
+    ) AS locked;"""
+
+_LOCKED_SUBS = """subs AS (
+        SELECT unnest(string_to_array(NULLIF(current_setting('webhooks.claim_subs', true), ''), ','))::uuid AS id
+    )"""
+
+_FAIR_CANDIDATES = """
+    {locked_subs}, {share}, cand AS (
         SELECT c.id, share.id AS sub, c.priority, c.next_attempt_at
           FROM share CROSS JOIN LATERAL (
                SELECT * FROM (
                    (SELECT d.id, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
-                     WHERE d.subscription_id = share.id AND d.status = 'pending' AND d.priority = 0
-                       AND d.next_attempt_at <= %(now)s AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+                     WHERE d.subscription_id = share.id AND d.priority = 0 AND {due_and_unleased}
                      ORDER BY d.next_attempt_at LIMIT share.free)
                    UNION ALL
                    (SELECT d.id, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
-                     WHERE d.subscription_id = share.id AND d.status = 'pending' AND d.priority > 0
-                       AND d.next_attempt_at <= %(now)s AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+                     WHERE d.subscription_id = share.id AND d.priority > 0 AND {due_and_unleased}
                      ORDER BY d.priority, d.next_attempt_at LIMIT share.free)
                ) AS both_ LIMIT share.free
           ) AS c
          WHERE share.free > 0
     )"""
 
-# The deliveries asked for by id (a manual path and the tests): the same shares, the same order within each.
 _ASKED_CANDIDATES = """
-    asked AS (
+    {locked_subs}, asked AS (
         SELECT d.id, d.subscription_id AS sub, d.priority, d.next_attempt_at FROM webhooks_delivery AS d
-         WHERE d.id = ANY(%(ids)s::uuid[]) AND d.status = 'pending' AND d.next_attempt_at <= %(now)s
-           AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
-    ), subs AS (
-        SELECT DISTINCT sub AS id FROM asked
+         WHERE d.id = ANY(%(ids)s::uuid[]) AND d.subscription_id IN (SELECT id FROM subs) AND {due_and_unleased}
     ), {share}, cand AS (
         SELECT asked.* FROM asked JOIN share ON share.id = asked.sub WHERE share.free > 0
     )"""
@@ -116,9 +151,7 @@ _ASKED_CANDIDATES = """
 _SHARE = """share AS (
         SELECT s.id, s.rate_limit_per_second AS rate, GREATEST(s.rate_tat, %(now)s) AS slot,
                LEAST(
-                   COALESCE(s.in_flight_limit, %(max_in_flight)s) - (
-                       SELECT count(*) FROM webhooks_delivery AS f
-                        WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL AND f.claimed_until > %(now)s),
+                   COALESCE(s.in_flight_limit, %(max_in_flight)s) - {live_claims},
                    CASE WHEN s.rate_limit_per_second IS NULL THEN %(limit)s
                         ELSE floor(extract(epoch FROM %(now)s + %(horizon)s * interval '1 second'
                                                      - GREATEST(s.rate_tat, %(now)s)) * s.rate_limit_per_second)
@@ -129,9 +162,8 @@ _SHARE = """share AS (
     )"""
 
 _CLAIM_TEMPLATE = """
-    SET LOCAL synchronous_commit TO OFF;
-    SELECT pg_advisory_xact_lock(%(lock)s);
-    WITH RECURSIVE {candidates}, ranked AS (
+    {lock}
+    WITH {candidates}, ranked AS (
         SELECT cand.*, row_number() OVER (PARTITION BY cand.sub ORDER BY cand.priority, cand.next_attempt_at) AS rn
           FROM cand
     ), picked AS (
@@ -155,11 +187,15 @@ _CLAIM_TEMPLATE = """
         SELECT claimed.*, row_number() OVER (PARTITION BY claimed.subscription_id
                                              ORDER BY claimed.priority, claimed.next_attempt_at) - 1 AS k
           FROM claimed
-    ), paced AS (
+    ), served AS (
         UPDATE webhooks_subscription AS s
-           SET rate_tat = share.slot + n.taken * interval '1 second' / share.rate
-          FROM share, (SELECT subscription_id, count(*) AS taken FROM claimed GROUP BY subscription_id) AS n
-         WHERE share.rate IS NOT NULL AND share.id = n.subscription_id AND s.id = share.id
+           SET claimed_at = %(now)s,
+               rate_tat = CASE WHEN share.rate IS NOT NULL AND n.taken IS NOT NULL
+                               THEN share.slot + n.taken * interval '1 second' / share.rate
+                               ELSE s.rate_tat END
+          FROM share LEFT JOIN (SELECT subscription_id, count(*) AS taken FROM claimed GROUP BY subscription_id) AS n
+               ON n.subscription_id = share.id
+         WHERE s.id = share.id
     )
     SELECT slotted.id, slotted.organization_id, slotted.attempt_count, slotted.next_trigger, slotted.subscription_id,
            slotted.event_id, e.payload,
@@ -176,11 +212,16 @@ _SUBSCRIPTION_FIELDS = (
 )
 
 _SUBSCRIPTION_COLUMNS = ", ".join(f"sub.{name}" for name in _SUBSCRIPTION_FIELDS)
-_CLAIM_FAIR_SQL = _CLAIM_TEMPLATE.format(
-    candidates=_FAIR_CANDIDATES.format(share=_SHARE), subscription_columns=_SUBSCRIPTION_COLUMNS
+_PARTS = {
+    "due_and_unleased": _DUE_AND_UNLEASED, "locked_subs": _LOCKED_SUBS, "live_claims": _LIVE_CLAIMS,
+    "share": _SHARE.format(live_claims=_LIVE_CLAIMS),
+}
+_CLAIM_FAIR_SQL = "SET LOCAL synchronous_commit TO OFF;" + _CLAIM_TEMPLATE.format(
+    lock=_LOCK_FAIR_SQL.format(**_PARTS), candidates=_FAIR_CANDIDATES.format(**_PARTS),
+    subscription_columns=_SUBSCRIPTION_COLUMNS,
 )
-_CLAIM_ASKED_SQL = _CLAIM_TEMPLATE.format(
-    candidates=_ASKED_CANDIDATES.format(share=_SHARE), subscription_columns=_SUBSCRIPTION_COLUMNS
+_CLAIM_ASKED_SQL = "SET LOCAL synchronous_commit TO OFF;" + _CLAIM_TEMPLATE.format(
+    lock=_LOCK_ASKED_SQL, candidates=_ASKED_CANDIDATES.format(**_PARTS), subscription_columns=_SUBSCRIPTION_COLUMNS
 )
 
 # How far ahead a rate-capped subscription's send slots may be handed out (its threads wait for their slot).
@@ -204,7 +245,7 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
     fair = extra > 0
     params = {
-        "lock": _CLAIM_LOCK, "until": until, "token": token, "ids": ids, "now": now,
+        "until": until, "token": token, "ids": ids, "now": now,
         "limit": int(extra) if fair else max(1, len(ids)), "max_in_flight": conf.max_in_flight(),
         "horizon": RATE_HORIZON,
     }
@@ -212,7 +253,7 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
         return token, []
     with connection.cursor() as cursor:
         cursor.execute(_CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
-        while cursor.nextset():  # past the SET's and the lock's results, to the claim's
+        while cursor.nextset():  # past the SET's and the locking statement's results, to the claim's
             pass
         return token, cursor.fetchall()
 
@@ -278,8 +319,8 @@ def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
 REFILL_SECONDS = 20.0
 RECORD_EVERY = 1.0
 # After a POST finishes, others finishing within this much more are recorded (and refilled) with it: one round trip,
-# and one claim for several free threads. Claims are serialized (_CLAIM_SQL), so a claim per finished POST would make
-# them the bottleneck of a fast drain; a task refills once half its threads are free (or all its POSTs are done).
+# and one claim for several free threads. A claim per finished POST would make claims and their round trips the
+# bottleneck of a fast drain; a task refills once half its threads are free (or all its POSTs are done).
 LINGER = 0.003
 
 

@@ -10,6 +10,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from tests.support.database import connect
+from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Delivery, Subscription
@@ -190,12 +192,62 @@ def test_the_fair_claim_reads_indexes_only(org):
         # other indexes in a full CI run); then a tiny table would make a scan the cheapest plan, so scans are off.
         cursor.execute("ANALYZE webhooks_delivery, webhooks_subscription")
         cursor.execute("SET enable_seqscan = off")
-        sql = _CLAIM_FAIR_SQL.split("SELECT pg_advisory_xact_lock(%(lock)s);")[1]
+        lock_sql, claim_sql = _CLAIM_FAIR_SQL.removeprefix("SET LOCAL synchronous_commit TO OFF;").split(";", 1)
         now = timezone.now()
-        cursor.execute("EXPLAIN " + sql, {
-            "now": now, "until": now, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0,
-        })
-        plan = "\n".join(row[0] for row in cursor.fetchall())
+        params = {"now": now, "until": now, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0}
+        plans = []
+        for sql in (lock_sql, claim_sql):
+            cursor.execute("EXPLAIN " + sql, params)
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
         cursor.execute("RESET enable_seqscan")
-    assert "Seq Scan on webhooks_delivery" not in plan
-    assert "webhooks_delivery_sub_due" in plan and "webhooks_delivery_inflight" in plan, plan
+    for plan in plans:
+        assert "Seq Scan on webhooks_delivery" not in plan, plan
+        assert "webhooks_delivery_sub_due" in plan and "webhooks_delivery_inflight" in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_never_exceed_the_in_flight_limit(org):
+    """Claims lock only the subscriptions they serve (no lock shared by all claims), so the limit must hold through
+    the row locks alone: twelve claims released at once, each on its own connection, over one subscription with a
+    backlog and three without, hand out exactly the limit of each, never more."""
+    subs = [make_subscription(org) for _ in range(4)]
+    due(org, subs[0], 60)
+    for sub in subs[1:]:
+        due(org, sub, 6)
+    outcomes = run_together(*[lambda: claim(extra=8)[1] for _ in range(12)])
+    claimed = Counter()
+    for rows in outcomes:
+        assert isinstance(rows, list), rows
+        claimed.update(by_sub(rows))
+    assert claimed == {sub.pk: 4 for sub in subs}
+    assert len({row[0] for rows in outcomes for row in rows}) == 16  # no delivery claimed twice
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_does_not_wait_for_another_claim_holding_a_different_subscription(org):
+    """While one claim (here: an open transaction holding the row lock a claim takes) has subscription A, another
+    claim serves B at once and leaves A alone; A is served once the lock is gone."""
+    a, b = make_subscription(org), make_subscription(org)
+    due(org, a, 2, ago=10)
+    due(org, b, 2)
+    with connect() as holder:
+        holder.execute("SELECT id FROM webhooks_subscription WHERE id = %s FOR UPDATE", [a.pk])
+        outcome = run_together(lambda: claim(extra=8)[1], timeout=10)[0]
+        assert by_sub(outcome) == {b.pk: 2}
+    _, rows = claim(extra=8)
+    assert by_sub(rows) == {a.pk: 2}
+
+
+def test_claims_serve_the_subscriptions_served_longest_ago_first(org):
+    """Round robin across claims: with more subscriptions due than a claim takes, the next claim starts with those
+    the previous ones did not serve, whatever their backlogs' ages."""
+    subs = [make_subscription(org) for _ in range(3)]
+    due(org, subs[0], 10, ago=300)
+    due(org, subs[1], 10, ago=200)
+    due(org, subs[2], 10, ago=100)
+    served = []
+    for _ in range(3):
+        token, rows = claim(extra=1)
+        served.extend(by_sub(rows))
+        Delivery.objects.filter(claim_token=token).update(claim_token=None, claimed_until=None, status="succeeded")
+    assert sorted(served) == sorted(sub.pk for sub in subs)
