@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('webhooks', '0008_purge_brin_indexes'),
+        ('webhooks', '0009_event_location'),
     ]
 
     operations = [
