@@ -10,10 +10,10 @@ from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import DateTimeRangeField, RangeBoundary, RangeOperators
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 from knowledge.models import Calendar, EscalationRule, Location, TeamMember
-from orgs.tenancy import OrgOwnedModel
+from orgs.tenancy import AtLocation, Matching, OrgOwnedModel
 
 
 class Classification(models.TextChoices):
@@ -37,6 +37,8 @@ class Call(OrgOwnedModel):
     `[{name, verdict, evidence[], gap_type, verification}]`; `evidence_marks` is, per turn, where the checks'
     quotes appear (`[[start, end, check]]`, calls/evidence.py), computed once at completion (null: not computed).
     """
+
+    location_rule = AtLocation("location")
 
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", "In progress"
@@ -116,6 +118,8 @@ class ToolEvent(OrgOwnedModel):
     `label` (caller's perspective, may be empty) feeds the call's trail, in `(offset_seconds, created_at)` order.
     """
 
+    location_rule = AtLocation("call__location")
+
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="tool_events")
     runtime_event_id = models.CharField(max_length=128)
     type = models.CharField(max_length=32)
@@ -169,6 +173,8 @@ class Order(OrgOwnedModel):
     Status changes go through `services.order_set_status`, under `select_for_update`.
     """
 
+    location_rule = AtLocation("call__location")
+
     call = models.OneToOneField(Call, on_delete=models.CASCADE, related_name="order")
     call_order_number = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=OrderStatus.choices, default=OrderStatus.NEW)
@@ -203,6 +209,8 @@ class Order(OrgOwnedModel):
 class Recording(OrgOwnedModel):
     """A call's audio, stored in the default storage. The row exists only once the upload has finished."""
 
+    location_rule = AtLocation("call__location")
+
     call = models.OneToOneField(Call, on_delete=models.CASCADE, related_name="recording")
     file = models.FileField(upload_to="recordings/%Y/%m/", max_length=300)
     content_type = models.CharField(max_length=100)
@@ -213,6 +221,8 @@ class Recording(OrgOwnedModel):
 
 class CallbackRequest(OrgOwnedModel):
     """The caller asked for a human to call back (mid-call; emitted at once, before classification)."""
+
+    location_rule = AtLocation("call__location")
 
     class Window(models.TextChoices):
         ASAP = "asap", "As soon as possible"
@@ -243,6 +253,8 @@ class CallbackRequest(OrgOwnedModel):
 class Message(OrgOwnedModel):
     """A message the caller left for a team member; `message` is the agent's summary, not a verbatim quote."""
 
+    location_rule = AtLocation("call__location")
+
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="messages")
     for_team_member = models.ForeignKey(
         TeamMember, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -263,6 +275,8 @@ class Message(OrgOwnedModel):
 
 class Escalation(OrgOwnedModel):
     """An escalation rule matched on a call and the caller was routed to a human."""
+
+    location_rule = AtLocation("call__location")
 
     class TriggeredBy(models.TextChoices):
         KEYWORD = "keyword", "Keyword"
@@ -297,6 +311,8 @@ class TsTzRange(models.Func):
 
 class Booking(OrgOwnedModel):
     """An appointment booked and confirmed during a call. Contact fields are best-effort details from the call."""
+
+    location_rule = AtLocation("location")
 
     class Status(models.TextChoices):
         CONFIRMED = "confirmed", "Confirmed"
@@ -368,6 +384,14 @@ class CallRollup(models.Model):
 
     def __str__(self):
         return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
+
+
+# A contact is the organization's, at a location through its calls there: a scoped principal reads and changes the
+# contacts with a call at one of its locations (docs/api.md#locations-and-scope). Declared here, above contacts.
+contacts_at_locations = Matching(
+    lambda location_ids: Q(Exists(Call.objects.filter(contact_id=OuterRef("pk"), location_id__in=location_ids))),
+    what="contacts",
+)
 
 
 __all__ = [

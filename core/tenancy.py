@@ -1,10 +1,40 @@
 """The one tenancy lookup of the API, the runtime and the dashboard: a row by its id, narrowed to an org through its
 manager's `for_org(org)` (orgs.tenancy.OrgOwnedQuerySet gives every org-owned model one), or `NotFound`."""
 
+import copy
+import uuid
+from collections.abc import Iterable
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from core.errors import NotFound
+
+
+def scoped(org, location_ids: Iterable | None):
+    """`org` seen through `location_ids` (None: the whole organization, `org` itself): a copy of the organization
+    carrying `scope_location_ids`, which every `for_org` narrows by (orgs.tenancy). The caller's instance keeps its
+    own scope."""
+    if location_ids is None:
+        return org
+    view = copy.copy(org)
+    view.scope_location_ids = frozenset(uuid.UUID(str(pk)) for pk in location_ids)
+    return view
+
+
+def location_ids_of(org) -> frozenset | None:
+    """The locations `org` is limited to, or None for the whole organization."""
+    return getattr(org, "scope_location_ids", None)
+
+
+def whole_org(org):
+    """`org` without its scope: for what the organization does as a whole whoever triggered it (delivering its
+    events, counting its quotas), never for what a principal reads."""
+    if location_ids_of(org) is None:
+        return org
+    view = copy.copy(org)
+    view.scope_location_ids = None
+    return view
 
 
 def get_for_org(rows, org, pk):
@@ -12,9 +42,14 @@ def get_for_org(rows, org, pk):
 
     `rows` is a model or a queryset (for `select_related` and the like); it is narrowed with `for_org(org)` here,
     so no caller can forget it. A malformed id, a missing id and another org's id fail identically (the spec: the
-    same 404 for what does not exist and what belongs to someone else).
+    same 404 for what does not exist and what belongs to someone else). `org` may carry a scope (orgs.tenancy
+    `scoped`): a row outside it is that same 404. The row comes back with `org` as its `organization`, so a service
+    given the row alone acts within the scope it was read through.
     """
-    return get_or_not_found(_queryset(rows).for_org(org), pk)
+    row = get_or_not_found(_queryset(rows).for_org(org), pk)
+    if getattr(row, "organization_id", None) == getattr(org, "pk", None):
+        row.organization = org
+    return row
 
 
 def get_or_not_found(rows, pk):

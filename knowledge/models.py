@@ -8,8 +8,10 @@ The tables keep the names they had in the apps these models came from (orgs, cal
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import Exists, OuterRef, Q
 
-from orgs.tenancy import OrgOwnedModel
+from orgs.models import Membership
+from orgs.tenancy import AtAnyOf, AtLocation, OrgOwnedModel, ReadOnlyWithin
 
 
 class Location(OrgOwnedModel):
@@ -18,6 +20,8 @@ class Location(OrgOwnedModel):
     `name` is unique per org (a constraint, not a check); `timezone` is an IANA name checked with zoneinfo and
     `phone_number` is E.164, both by the services.
     """
+
+    location_rule = ReadOnlyWithin(lambda ids: Q(pk__in=ids), what="locations")
 
     name = models.CharField(max_length=200)
     address = models.CharField(max_length=5000)
@@ -39,6 +43,8 @@ class Fact(OrgOwnedModel):
     `label` is unique per org.
     """
 
+    location_rule = AtLocation("location", shared_when_null=True, what="facts without a location")
+
     label = models.CharField(max_length=200)
     content = models.TextField()  # <= 10,000 characters, enforced by the services and the API
     location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="facts")
@@ -57,6 +63,8 @@ class TeamMember(OrgOwnedModel):
 
     One linked to a dashboard login (`user`) is a platform user: the API may read it but not change it.
     """
+
+    location_rule = ReadOnlyWithin(lambda ids: _attached_team_members(ids), what="team members")
 
     name = models.CharField(max_length=200)
     email = models.EmailField(max_length=254, null=True, blank=True)
@@ -83,8 +91,19 @@ class TeamMember(OrgOwnedModel):
         return self.user_id is not None
 
 
+def _attached_team_members(location_ids) -> Q:
+    """The team members of these locations: those an escalation rule of one of them routes to, and the platform users
+    whose membership is limited to one of them."""
+    return Q(Exists(EscalationRule.objects.filter(destination_team_member=OuterRef("pk"),
+                                                  location_id__in=location_ids))) | Q(
+        Exists(Membership.objects.filter(organization=OuterRef("organization"), user=OuterRef("user"),
+                                         location_ids__overlap=list(location_ids))))
+
+
 class EscalationRule(OrgOwnedModel):
     """When to hand the caller to a human, and to whom. Served to the runtime with the knowledge."""
+
+    location_rule = AtLocation("location", shared_when_null=True, what="escalation rules without a location")
 
     class DestinationType(models.TextChoices):
         TEAM_MEMBER = "team_member", "Team member"
@@ -111,6 +130,8 @@ class Calendar(OrgOwnedModel):
     """A bookable calendar (per location, optionally). Served to the runtime with the knowledge; its free slots
     and bookings are the calls app's (calls.availability, calls.services.bookings)."""
 
+    location_rule = AtLocation("location", shared_when_null=True, what="calendars without a location")
+
     name = models.CharField(max_length=200)
     location = models.ForeignKey(Location, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     timezone = models.CharField(max_length=64, default="UTC")
@@ -132,6 +153,8 @@ class CallField(OrgOwnedModel):
     location is deleted). A call keeps the name, label and value it was stored with: renaming or deleting a field
     never rewrites past calls.
     """
+
+    location_rule = AtAnyOf("location_ids", what="call fields of other or all locations")
 
     class Type(models.TextChoices):
         STRING = "string", "Text"

@@ -23,8 +23,9 @@ from audit import services as audit
 from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from core.tenancy import get_for_org
 from core.validation import check_email, check_lengths, optional_text
-from orgs.models import Membership, Organization
+from orgs.models import ApiKey, Membership, Organization
 from orgs.phones import normalize_phone
+from orgs.tenancy import check_writable
 
 from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
 from .timezones import check_timezone, is_timezone
@@ -96,6 +97,7 @@ def _lock(kind: Kind, instance):
 @transaction.atomic
 def _create(kind: Kind, *, org: Organization, actor, values: dict):
     instance = kind.model(organization=org, **kind.clean(org, values))
+    check_writable(org, instance)
     kind.check(instance)
     _save(kind, instance)
     _changed(kind=kind, action="create", instance=instance, org=org, actor=actor)
@@ -109,7 +111,8 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
     unknown = sorted(set(changes) - set(kind.fields))
     if unknown:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
-    org = instance.organization
+    org = instance.organization  # seen through the scope it was read with (core.tenancy.get_for_org)
+    check_writable(org, instance)
     values = kind.clean(org, dict(changes))
     if not values:
         return instance
@@ -121,6 +124,7 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
     before = audit.values_of(locked, list(values))
     for name, value in values.items():
         setattr(locked, name, value)
+    check_writable(org, locked)  # nor moved out of the scope (a location-less fact applies to every location)
     kind.check(locked)
     _save(kind, locked, update_fields=list(values))
     _changed(kind=kind, action="update", instance=locked, org=org, actor=actor, before=before)
@@ -133,6 +137,7 @@ def _delete(kind: Kind, instance, *, actor) -> None:
     are looked at: one being pointed at it meanwhile holds a row lock, so this waits and then sees it."""
     kind.guard(instance)
     org = instance.organization
+    check_writable(org, instance)
     locked = _lock(kind, instance)
     if locked is None:
         return
@@ -226,6 +231,22 @@ def _rules_route_to(exc: ProtectedError) -> Conflict:
     names = sorted(rule.name for rule in exc.protected_objects)
     return Conflict("escalation_rules", f"Escalation rules route to this team member: {', '.join(names)}. "
                     "Change or delete them first.")
+
+
+def refuse_delete_of_location_in_scope(location: Location) -> None:
+    """A location that a key or a member is limited to stays (409 naming them): deleting it would silently widen
+    or empty their scope. Runs with the location locked; keys and members are scoped by the dashboard's admins."""
+    ids = [location.pk]
+    keys = sorted(ApiKey.objects.filter(organization_id=location.organization_id, revoked_at__isnull=True,
+                                        location_ids__contains=ids).values_list("name", flat=True))
+    if keys:
+        raise Conflict("api_keys", f"API keys are limited to this location: {', '.join(keys)}. "
+                       "Revoke them or change their locations first.")
+    members = sorted(Membership.objects.filter(organization_id=location.organization_id, location_ids__contains=ids)
+                     .values_list("user__username", flat=True))
+    if members:
+        raise Conflict("memberships", f"Members are limited to this location: {', '.join(members)}. "
+                       "Change their locations first.")
 
 
 MAX_KEYWORDS, MAX_KEYWORD_LENGTH = 50, 100
@@ -392,7 +413,7 @@ def _check_call_field(call_field: CallField) -> None:
 
 
 LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number"), _clean_location,
-                ("name", "name already exists."))
+                ("name", "name already exists."), delete_guards=[refuse_delete_of_location_in_scope])
 FACT = Kind(Fact, ("label", "content", "location"), _clean_fact, ("label", "label already exists."))
 TEAM_MEMBER = Kind(TeamMember, ("name", "email", "phone_number", "role"), _clean_team_member,
                    ("user", "user already exists."), guard=_guard_platform_user, protected=_rules_route_to)

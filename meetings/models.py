@@ -8,12 +8,14 @@ and the receiver posts its progress (`acked`, then `done` or `failed`) back to t
 from django.conf import settings
 from django.db import models
 
-from orgs.tenancy import OrgOwnedModel
+from orgs.tenancy import Nowhere, OrgOwnedModel
 
 
 class Meeting(OrgOwnedModel):
     """A meeting the runtime listened to. `runtime_meeting_id` is the runtime's own id: posting the same one
     twice gives the same meeting (a unique constraint, so a race cannot make two)."""
+
+    location_rule = Nowhere(what="meetings")
 
     runtime_meeting_id = models.CharField(max_length=200)
     title = models.CharField(max_length=200, null=True, blank=True)
@@ -36,6 +38,8 @@ class Outcome(OrgOwnedModel):
     `approved_by`/`approved_at` are set by an admin's approval and cleared by any later edit, so what is
     dispatched is always exactly what was approved. After the first dispatch the outcome no longer changes.
     """
+
+    location_rule = Nowhere(what="meetings")
 
     meeting = models.OneToOneField(Meeting, on_delete=models.CASCADE, related_name="outcome")
     summary = models.TextField()
@@ -66,6 +70,8 @@ class Dispatch(OrgOwnedModel):
     only place the plaintext lives. `state` moves sent -> acked -> done | failed, under a row lock.
     """
 
+    location_rule = Nowhere(what="meetings")
+
     class State(models.TextChoices):
         SENT = "sent", "Sent"
         ACKED = "acked", "Acknowledged"
@@ -90,6 +96,8 @@ class Dispatch(OrgOwnedModel):
 class DispatchProgress(OrgOwnedModel):
     """One accepted progress post (a state change) with the receiver's optional detail. Repeats of the
     current state are acknowledged but not recorded, so a receiver's retry does not duplicate history."""
+
+    location_rule = Nowhere(what="meetings")
 
     dispatch = models.ForeignKey(Dispatch, on_delete=models.CASCADE, related_name="progress")
     from_state = models.CharField(max_length=16, choices=Dispatch.State.choices)

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
 
-from orgs.tenancy import OrgOwnedModel
+from orgs.tenancy import OrgOwnedModel, Unlocated
 
 
 class Kind(models.TextChoices):
@@ -35,6 +35,8 @@ class NotificationRecipient(OrgOwnedModel):
     is set (a check constraint). One row per team member and per address (case-insensitive) in an org: the
     services turn a clash into Conflict. Deleting the team member deletes the recipient.
     """
+
+    location_rule = Unlocated()
 
     team_member = models.ForeignKey(
         "knowledge.TeamMember", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
@@ -87,6 +89,8 @@ class EmailNotification(OrgOwnedModel):
     so one thing never mails one address twice. `pending` rows are due at `next_attempt_at`; a failed try
     schedules the next one there (the beat sweep enqueues it) until the attempts run out (`failed`).
     """
+
+    location_rule = Unlocated()
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

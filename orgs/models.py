@@ -4,9 +4,10 @@ import uuid
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from .tenancy import OrgOwnedModel, OrgOwnedQuerySet
+from .tenancy import Nowhere, OrgOwnedModel, OrgOwnedQuerySet
 
 
 class Organization(models.Model):
@@ -39,13 +40,20 @@ class Organization(models.Model):
 class Membership(models.Model):
     """A dashboard user's place in an organization. Admins manage keys, webhooks and members."""
 
+    location_rule = Nowhere(what="memberships")
+
     class Role(models.TextChoices):
         ADMIN = "admin", "Admin"
         MEMBER = "member", "Member"
+        # Sees and works on its `location_ids` only (docs/api.md#locations-and-scope).
+        LOCATION_MANAGER = "location_manager", "Location manager"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    # The locations (knowledge.Location ids: that app sits above this one) this member is limited to; null: the
+    # whole organization. Never empty (orgs.scopes checks it); a location in use here cannot be deleted.
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = OrgOwnedQuerySet.as_manager()
@@ -64,6 +72,8 @@ class Membership(models.Model):
 class ApiKey(OrgOwnedModel):
     """An API key. Only its SHA-256 digest and its 12-character prefix are stored, never the plaintext."""
 
+    location_rule = Nowhere(what="API keys")
+
     class Scope(models.TextChoices):
         READ = "read", "Read"
         READ_WRITE = "read_write", "Read and write"
@@ -76,6 +86,8 @@ class ApiKey(OrgOwnedModel):
     key_prefix = models.CharField(max_length=12)
     key_digest = models.CharField(max_length=64, unique=True)
     scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.READ)
+    # The locations this key is limited to (as Membership.location_ids); null: the whole organization.
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -114,6 +126,8 @@ class Invitation(OrgOwnedModel):
     (orgs.invitations.token_for), and only its SHA-256 is kept, so neither the database nor the e-mail outbox holds
     a usable link. Resending draws a new nonce, which kills the previous link. One use; 7 days.
     """
+
+    location_rule = Nowhere(what="invitations")
 
     email = models.CharField(max_length=254)  # lower-cased
     role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)

@@ -14,6 +14,7 @@ from . import key_epochs, quotas
 from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Membership, Organization
+from .scopes import clean_location_ids
 from .verification import mark_verified
 
 User = get_user_model()
@@ -125,15 +126,18 @@ def organization_update(*, org: Organization, by, **changes) -> Organization:
 
 
 @transaction.atomic
-def api_key_create(*, org: Organization, created_by, name: str, scope: str) -> tuple[ApiKey, str]:
+def api_key_create(*, org: Organization, created_by, name: str, scope: str,
+                   location_ids: list | None = None) -> tuple[ApiKey, str]:
     """Creates a key and returns it with its plaintext, which exists only in this return value. Conflict
-    (`api_keys`) when the organization has QUOTA_API_KEYS_PER_ORG active keys already."""
+    (`api_keys`) when the organization has QUOTA_API_KEYS_PER_ORG active keys already. `location_ids` limits the
+    key to those locations of the org (orgs.scopes; None: the whole organization)."""
     require_admin(user=created_by, org=org)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationFailed(field_errors={"name": ["Name must be 1 to 200 characters."]})
     if scope not in ApiKey.Scope.values:
         raise ValidationFailed(field_errors={"scope": [f"Scope must be one of {', '.join(ApiKey.Scope.values)}."]})
+    location_ids = clean_location_ids(org=org, location_ids=location_ids)
     quotas.lock_organization(org)
     quotas.check_api_keys(org)
     plaintext = generate_key()
@@ -144,9 +148,12 @@ def api_key_create(*, org: Organization, created_by, name: str, scope: str) -> t
         key_prefix=plaintext[:VISIBLE_PREFIX_LENGTH],
         key_digest=digest_key(plaintext),
         created_by=created_by,
+        location_ids=location_ids,
     )
-    audit.record(org=org, action="api_key.created", target=key,
-                 changes=audit.created({"name": key.name, "scopes": key.scopes, "key_prefix": key.key_prefix}))
+    created = {"name": key.name, "scopes": key.scopes, "key_prefix": key.key_prefix}
+    if location_ids is not None:
+        created["location_ids"] = [str(pk) for pk in location_ids]
+    audit.record(org=org, action="api_key.created", target=key, changes=audit.created(created))
     return key, plaintext
 
 

@@ -1,17 +1,167 @@
-"""Tenancy in one place: every org-owned row is reached through `for_org(org)` (the lookups: core.tenancy)."""
+"""Tenancy in one place: every org-owned row is reached through `for_org(org)` (the lookups: core.tenancy).
+
+`org` may be an organization seen through a scope (core.tenancy `scoped(org, location_ids)`): the same
+Organization, carrying `scope_location_ids`, the locations a key or a member is limited to (docs/api.md). Every
+`for_org` then narrows to what belongs to those locations, by the rule the model declares (`location_rule`), so a
+view, a selector and a service that take `org` keep the scope without knowing about it. A model that declares no
+rule cannot be read through a limited scope at all (ImproperlyConfigured): no row is ever shown by omission.
+"""
 
 import uuid
+from collections.abc import Callable
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+from django.db.models import Q
+
+from core.errors import Forbidden
+from core.tenancy import location_ids_of
+
+
+class ScopeForbidden(Forbidden):
+    """A limited principal asked to change something of the whole organization (or of a location-less row that
+    applies to all of them): 403 `forbidden`, naming the scope."""
+
+    def __init__(self, what: str, location_ids: frozenset):
+        ids = sorted(str(pk) for pk in location_ids)
+        message = f"Limited to locations {', '.join(ids)}: {what} cannot be changed within this scope."
+        super().__init__(message, details={"message": message, "location_ids": ids})
+
+
+class LocationRule:
+    """How a model's rows reach a location: `visible(ids)` narrows a queryset, `writable(row, ids)` says whether a
+    principal limited to `ids` may change (or create) a row it can see."""
+
+    what = "rows of this kind"
+
+    def visible(self, location_ids: frozenset) -> Q:
+        raise NotImplementedError
+
+    def writable(self, row, location_ids: frozenset) -> bool:
+        return True
+
+
+class AtLocation(LocationRule):
+    """Rows at a location (`path`: the lookup to the location, e.g. `location` or `call__location`). With
+    `shared_when_null`, a row without a location applies to every location: seen by all, changed by the whole
+    organization only."""
+
+    def __init__(self, path: str, *, shared_when_null: bool = False, what: str = ""):
+        self.path, self.shared_when_null, self.what = path, shared_when_null, what or self.what
+
+    def visible(self, location_ids):
+        rows = Q(**{f"{self.path}__in": location_ids})
+        return rows | Q(**{f"{self.path}__isnull": True}) if self.shared_when_null else rows
+
+    def writable(self, row, location_ids):
+        if "__" in self.path:
+            return True  # a row reached through another (an order through its call) is seen only at the scope's
+        return getattr(row, f"{self.path}_id") in location_ids
+
+
+class AtAnyOf(LocationRule):
+    """Rows at a list of locations (`field`, an array of ids; null: every location): seen where the lists meet,
+    changed only when every location the row names is the scope's."""
+
+    def __init__(self, field: str, *, what: str):
+        self.field, self.what = field, what
+
+    def visible(self, location_ids):
+        return Q(**{f"{self.field}__isnull": True}) | Q(**{f"{self.field}__overlap": list(location_ids)})
+
+    def writable(self, row, location_ids):
+        named = getattr(row, self.field)
+        return named is not None and set(named) <= location_ids
+
+
+class ReadOnlyWithin(LocationRule):
+    """Rows a limited principal may read (`visible`) but never change or create: locations themselves, team members."""
+
+    def __init__(self, visible: Callable[[frozenset], Q], *, what: str):
+        self._visible, self.what = visible, what
+
+    def visible(self, location_ids):
+        return self._visible(location_ids)
+
+    def writable(self, row, location_ids):
+        return False
+
+
+class Matching(LocationRule):
+    """Rows visible, and writable, by a condition on the scope's locations (a contact with a call at one of them)."""
+
+    def __init__(self, visible: Callable[[frozenset], Q], *, what: str = ""):
+        self._visible, self.what = visible, what or self.what
+
+    def visible(self, location_ids):
+        return self._visible(location_ids)
+
+
+class Nowhere(LocationRule):
+    """Rows of the organization as a whole that a limited principal neither reads nor changes (keys, members,
+    invitations, meetings)."""
+
+    def __init__(self, *, what: str):
+        self.what = what
+
+    def visible(self, location_ids):
+        return Q(pk__in=[])
+
+    def writable(self, row, location_ids):
+        return False
+
+
+class Unlocated(LocationRule):
+    """Rows no location narrows (what a service works with on the organization's behalf: outbox rows, the
+    subscriptions an event is delivered to)."""
+
+    def visible(self, location_ids):
+        return Q()
+
+
+def set_location_rule(model: type[models.Model], rule: LocationRule) -> None:
+    """Declares `model`'s rule from a higher app's AppConfig.ready(), when the rule needs that app's models (a
+    contact is at a location through the calls app's calls)."""
+    model.location_rule = rule
+
+
+def rule_of(model: type[models.Model]) -> LocationRule:
+    rule = getattr(model, "location_rule", None)
+    if rule is None:
+        raise ImproperlyConfigured(f"{model.__name__} declares no location_rule: it cannot be read within a scope.")
+    return rule
+
+
+def check_writable(org, row, what: str | None = None) -> None:
+    """ScopeForbidden when `org` is limited and its scope may not change (or create) `row`."""
+    location_ids = location_ids_of(org)
+    if location_ids is None:
+        return
+    rule = rule_of(type(row))
+    if not rule.writable(row, location_ids):
+        raise ScopeForbidden(what or rule.what, location_ids)
+
+
+def check_whole_org(org, what: str) -> None:
+    """ScopeForbidden when `org` is limited: for changes of the organization as a whole (its settings, keys)."""
+    location_ids = location_ids_of(org)
+    if location_ids is not None:
+        raise ScopeForbidden(what, location_ids)
 
 
 class OrgOwnedQuerySet(models.QuerySet):
     def for_org(self, org):
-        return self.filter(organization=org)
+        rows = self.filter(organization=org)
+        location_ids = location_ids_of(org)
+        if location_ids is None:
+            return rows
+        return rows.filter(rule_of(self.model).visible(location_ids))
 
 
 class OrgOwnedModel(models.Model):
-    """Base for every model that belongs to one organization: a uuid id, the org, and `objects.for_org`."""
+    """Base for every model that belongs to one organization: a uuid id, the org, and `objects.for_org`.
+
+    `location_rule` (a LocationRule) says how its rows reach a location; None: not readable within a scope."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="+")
@@ -19,6 +169,7 @@ class OrgOwnedModel(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = OrgOwnedQuerySet.as_manager()
+    location_rule: LocationRule | None = None
 
     class Meta:
         abstract = True

@@ -43,8 +43,8 @@ class MembershipFactory(factory.django.DjangoModelFactory):
     role = Membership.Role.ADMIN
 
 
-def make_key(org, *, scope="read_write", name="Test key", admin=None):
+def make_key(org, *, scope="read_write", name="Test key", admin=None, location_ids=None):
     """Creates a key through the real service and returns (key, plaintext)."""
     if admin is None:
         admin = MembershipFactory(organization=org, role=Membership.Role.ADMIN).user
-    return api_key_create(org=org, created_by=admin, name=name, scope=scope)
+    return api_key_create(org=org, created_by=admin, name=name, scope=scope, location_ids=location_ids)

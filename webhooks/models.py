@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from orgs.tenancy import OrgOwnedModel, OrgOwnedQuerySet
+from orgs.tenancy import OrgOwnedModel, OrgOwnedQuerySet, Unlocated
 
 from . import crypto
 
@@ -51,6 +51,8 @@ class Subscription(OrgOwnedModel):
     first 8 characters are kept readable for `secret_preview`. During a rotation grace period the previous
     secret also signs, until `previous_secret_expires_at`.
     """
+
+    location_rule = Unlocated()
 
     url = models.CharField(max_length=2048)
     events = models.JSONField(default=list)
@@ -171,6 +173,8 @@ class Delivery(OrgOwnedModel):
     put on the broker, so the sweeper re-enqueues only what has waited too long (a lost enqueue).
     """
 
+    location_rule = Unlocated()
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         SUCCEEDED = "succeeded", "Succeeded"
@@ -226,6 +230,8 @@ class Delivery(OrgOwnedModel):
 class DeliveryAttempt(OrgOwnedModel):
     """One HTTP try of a delivery: when, why (scheduled or manual), the status, duration, 2 KB of the reply, error."""
 
+    location_rule = Unlocated()
+
     class Trigger(models.TextChoices):
         SCHEDULED = "scheduled", "Scheduled"
         MANUAL = "manual", "Manual"
@@ -270,6 +276,8 @@ class ReplayRun(OrgOwnedModel):
     """One replay or recover and how many deliveries it queued: the ledger of the organization's hourly replay
     quota (QUOTA_REPLAY_DELIVERIES_PER_HOUR), written in the transaction that queued them, under the organization's
     row lock, so concurrent replays count each other (webhooks.quotas)."""
+
+    location_rule = Unlocated()
 
     class Kind(models.TextChoices):
         REPLAY = "replay", "Replay"

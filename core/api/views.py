@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound
-from core.tenancy import get_for_org
+from core.tenancy import get_for_org, scoped
 
 from .pagination import PageParams, paginate, paginate_items
 from .serializers import InputValidation
@@ -43,7 +43,13 @@ class OrgAPIView(InputValidation, APIView):
 
     @property
     def org(self):
-        return self.request.auth.organization
+        """The key's organization seen through the key's `location_ids` (core.tenancy.scoped): every `for_org`,
+        `get_for_org`, selector and service given it stays within the key's locations."""
+        org = getattr(self, "_scoped_org", None)
+        if org is None:
+            key = self.request.auth
+            org = self._scoped_org = scoped(key.organization, getattr(key, "location_ids", None))
+        return org
 
     @property
     def api_key(self):

@@ -12,7 +12,8 @@ class MeView(OrgAPIView):
     @extend_schema(
         operation_id="me",
         summary="The key's identity",
-        description="The organization and key that authenticated this request, with the key's scopes.",
+        description="The organization and key that authenticated this request, with the key's scopes and the "
+                    "locations it is limited to (`location_ids`; null: the whole organization).",
         responses={200: envelope(IdentitySerializer), **error_responses(401, 429)},
         tags=["Identity"],
     )
@@ -27,5 +28,6 @@ class MeView(OrgAPIView):
                 "key_name": key.name,
                 "key_prefix": key.key_prefix,
                 "scopes": key.scopes,
+                "location_ids": None if key.location_ids is None else [str(pk) for pk in key.location_ids],
             }
         )

@@ -10,6 +10,7 @@ def test_me_returns_the_keys_identity(api, write_key, org):
             "key_name": "Write key",
             "key_prefix": plaintext[:12],
             "scopes": ["read", "write"],
+            "location_ids": None,
         }
     }
     assert response["X-Request-Id"]

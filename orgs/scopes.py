@@ -1,0 +1,25 @@
+"""`location_ids` as keys, members and subscriptions take them: a non-empty list of distinct locations of the
+organization (within the caller's own scope), or None for the whole organization (docs/api.md#locations-and-scope).
+
+Locations live in the knowledge app, above this one: it registers its check (`resolve_location_ids`, which also
+locks the locations against a concurrent delete) from its AppConfig.ready(), so this app uses it without importing
+it.
+"""
+
+import uuid
+from collections.abc import Callable
+
+_resolve: Callable | None = None
+
+
+def location_ids_resolved_by(resolve: Callable) -> None:
+    """`resolve(org, location_ids, *, field) -> list | None`, raising ValidationFailed under `field`."""
+    global _resolve  # noqa: PLW0603 - registered once, from AppConfig.ready()
+    _resolve = resolve
+
+
+def clean_location_ids(*, org, location_ids, field: str = "location_ids") -> list[uuid.UUID] | None:
+    """The locations named, or ValidationFailed under `field`: empty, repeated, malformed, or not a location of
+    `org` that its scope may name (an unknown one and another organization's read the same). Assumes a
+    transaction is open (the locations stay locked until it ends)."""
+    return _resolve(org, location_ids, field=field)  # unregistered: a TypeError, never an unchecked scope
