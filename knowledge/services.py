@@ -22,13 +22,13 @@ from django.db.models import F, Func, ProtectedError, Value
 from audit import services as audit
 from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from core.tenancy import get_for_org
+from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
 from orgs.models import ApiKey, Membership, Organization
 from orgs.phones import normalize_phone
 from orgs.tenancy import check_writable
 
 from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
-from .timezones import check_timezone, is_timezone
 from .weekly_hours import weekly_hours_problems
 
 KNOWLEDGE_CAPS = {"name": 200, "label": 200, "address": 5000, "role": 200, "email": 254, "phone_number": 32,
@@ -433,11 +433,27 @@ AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", Es
 # --- The services ------------------------------------------------------------------------------------------------
 
 
+@transaction.atomic
 def location_create(*, org: Organization, name: str, address: str, timezone: str, phone_number: str,
                     actor=None) -> Location:
-    """Creates a location; `timezone` must be an IANA name, the phone is stored E.164. Duplicate name: 409."""
-    return _create(LOCATION, org=org, actor=actor,
-                   values={"name": name, "address": address, "timezone": timezone, "phone_number": phone_number})
+    """Creates a location; `timezone` must be an IANA name, the phone is stored E.164. Duplicate name: 409.
+
+    An organization's first location sets its time zone, unless someone chose one already (it is no longer UTC)."""
+    location = _create(LOCATION, org=org, actor=actor,
+                       values={"name": name, "address": address, "timezone": timezone, "phone_number": phone_number})
+    _adopt_first_location_zone(org=org, location=location, actor=actor)
+    return location
+
+
+def _adopt_first_location_zone(*, org: Organization, location: Location, actor) -> None:
+    # One conditional UPDATE: of two first locations created at once, the second waits for the first's lock on the
+    # organization's row, then finds its zone no longer UTC and changes nothing.
+    adopted = Organization.objects.filter(pk=org.pk, time_zone="UTC").exclude(
+        pk__in=Location.objects.filter(organization=org).exclude(pk=location.pk).values("organization_id")
+    ).update(time_zone=location.timezone)
+    if adopted and location.timezone != "UTC":
+        audit.record(org=org, action="organization.updated", target=org, actor=audit.actor_of(actor),
+                     changes={"time_zone": ["UTC", location.timezone]})
 
 
 def location_update(*, location: Location, actor=None, **changes) -> Location:

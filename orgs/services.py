@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from audit import services as audit
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.timezones import check_timezone
 from core.validation import check_lengths
 
 from . import key_epochs, quotas
@@ -112,7 +113,11 @@ def organization_signup(*, name: str, email: str, password: str, **org_settings)
 
 @transaction.atomic
 def organization_update(*, org: Organization, by, **changes) -> Organization:
+    """Changes the organization's settings (admins only), audited as `organization.updated`. `time_zone` must be an
+    IANA name."""
     require_admin(user=by, org=org)
+    if "time_zone" in changes:
+        check_timezone(changes["time_zone"], field="time_zone")
     before = {field: getattr(org, field) for field in changes}
     for field, value in changes.items():
         setattr(org, field, value)

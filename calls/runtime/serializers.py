@@ -6,7 +6,7 @@ from calls.evidence import MAX_QUOTE_CHARS, MAX_QUOTES_PER_CALL, MAX_QUOTES_PER_
 from calls.models import Call, CallbackRequest, Classification, Escalation
 from calls.services.orders import TIME_UNITS
 from core.api.serializers import StrictInputSerializer
-from knowledge.timezones import is_timezone
+from core.timezones import is_timezone
 
 FREE_TEXT = 5000
 

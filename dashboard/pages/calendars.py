@@ -7,9 +7,9 @@ from django.views.generic import TemplateView
 
 from calls.models import Booking
 from core.errors import ValidationFailed
+from core.timezones import timezone_choices
 from knowledge import selectors, services
 from knowledge.models import Calendar
-from knowledge.timezones import timezone_choices
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

@@ -8,9 +8,9 @@ from django import forms
 from django.db.models import Count
 from django.views.generic import TemplateView
 
+from core.timezones import timezone_choices
 from knowledge import selectors, services
 from knowledge.models import Location
-from knowledge.timezones import timezone_choices
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

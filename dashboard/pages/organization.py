@@ -1,4 +1,4 @@
-"""Settings → Organization (name, phone region, the product switches) and switching the current organization."""
+"""Settings → Organization (name, phone region, time zone, product switches) and switching the current organization."""
 
 import uuid
 
@@ -9,6 +9,7 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, View
 
 from core.errors import NotFound
+from core.timezones import timezone_choices
 from orgs import selectors, services
 
 from ..forms import DashboardForm
@@ -27,6 +28,11 @@ class OrganizationForm(DashboardForm):
         help_text="Two-letter country code (e.g. US, GB, DE) used for phone numbers written without a +country code.",
         widget=forms.TextInput(attrs={"autocapitalize": "characters", "size": 4}),
     )
+    time_zone = forms.CharField(
+        label="Time zone", max_length=64,
+        help_text="An IANA name, e.g. America/Los_Angeles. The dashboard shows every time and counts days in it.",
+        widget=forms.TextInput(attrs={"list": "timezones", "autocomplete": "off"}),
+    )
     auto_save_contacts = forms.BooleanField(label="Save new callers as contacts automatically", required=False)
     call_recording_enabled = forms.BooleanField(label="Record calls", required=False)
     meetings_enabled = forms.BooleanField(label="Meetings product", required=False)
@@ -44,10 +50,14 @@ class OrganizationSettingsView(AdminRequiredMixin, FormView):
     template_name = "dashboard/settings/organization.html"
     form_class = OrganizationForm
     admin_methods = ("POST",)
-    fields = ("name", "default_phone_region", "auto_save_contacts", "call_recording_enabled", "meetings_enabled")
+    fields = ("name", "default_phone_region", "time_zone", "auto_save_contacts", "call_recording_enabled",
+              "meetings_enabled")
 
     def get_initial(self):
         return {field: getattr(self.org, field) for field in self.fields}
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(timezones=timezone_choices(), **kwargs)
 
     def form_valid(self, form):
         changes = {field: form.cleaned_data[field] for field in form.changed_data}

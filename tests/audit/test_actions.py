@@ -18,7 +18,7 @@ from django.utils.http import urlsafe_base64_encode
 from audit.models import AuditEvent
 from knowledge.models import Fact, Location, TeamMember
 from orgs.invitations import invitation_accept, invitation_create, token_for
-from orgs.models import ApiKey, Invitation, Membership
+from orgs.models import ApiKey, Invitation, Membership, Organization
 from tests.api.test_matrix import _media_in_tmp, world  # noqa: F401 - fixtures: one object of each kind
 from tests.calls.conftest import Runtime, iso
 from tests.factories import MembershipFactory, UserFactory
@@ -131,7 +131,7 @@ def test_a_member_refused_records_nothing(member_client, org):
 
 def test_organization_settings_changed(admin_client, admin, org):
     with exactly_one("organization.updated") as box:
-        admin_client.post("/settings/", {"name": "Acme 2", "default_phone_region": "US",
+        admin_client.post("/settings/", {"name": "Acme 2", "default_phone_region": "US", "time_zone": "UTC",
                                           "auto_save_contacts": "on", "call_recording_enabled": "on"})
     assert box["actor"] == user(admin)
     assert box["target"] == ("organization", str(org.pk), "Acme 2")
@@ -387,7 +387,16 @@ def test_knowledge_created_changed_and_deleted_through_the_api(api, write_key, k
     assert all(gone[field][0] == value for field, value in patch.items())  # the row as it was when deleted
 
 
+def test_the_first_location_setting_the_orgs_zone_is_recorded_as_a_settings_change(admin_client, admin, org):
+    location = {"name": "Uptown", "address": "5 High St", "timezone": "Europe/London", "phone_number": "+442071838750"}
+    admin_client.post("/locations/new/", location)
+    [entry] = AuditEvent.objects.for_org(org).filter(action="organization.updated")
+    assert entry.changes == {"time_zone": ["UTC", "Europe/London"]}
+    assert (entry.actor_type, entry.actor_id, entry.actor_label) == user(admin)
+
+
 def test_knowledge_created_changed_and_deleted_in_the_dashboard(admin_client, admin, org):
+    Organization.objects.filter(pk=org.pk).update(time_zone="Europe/London")  # the first location changes no setting
     location = {"name": "Uptown", "address": "5 High St", "timezone": "Europe/London", "phone_number": "+442071838750"}
     with exactly_one("location.created") as box:
         admin_client.post("/locations/new/", location)

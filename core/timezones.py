@@ -1,4 +1,5 @@
-"""IANA time zones: the one check the services and the runtime apply, and the one list the dashboard offers."""
+"""IANA time zones: the one check the services and the runtime apply (locations, calendars, organizations), and the
+one list the dashboard offers."""
 
 from functools import cache
 from zoneinfo import available_timezones
