@@ -237,6 +237,7 @@ SPECTACULAR_SETTINGS = {
         "webhooks.api.openapi.add_event_webhooks",
         "core.api.docs.add_request_rules",
         "knowledge.api.escalation_rules.add_rule_conditions",
+        "knowledge.api.call_fields.add_call_field_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",

@@ -8,7 +8,14 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from calls.models import Booking, CallbackRequest, Escalation, Message
-from knowledge.services import calendar_create, escalation_rule_create, fact_create, location_create, team_member_create
+from knowledge.services import (
+    calendar_create,
+    call_field_create,
+    escalation_rule_create,
+    fact_create,
+    location_create,
+    team_member_create,
+)
 from tests.calls.conftest import Runtime
 from tests.factories import make_key
 from webhooks.services import emit, subscription_create
@@ -38,6 +45,8 @@ BODIES = {
     "/v1/calendars": {"name": "Matrix calendar", "timezone": "UTC"},
     "/v1/calendars/{calendar}": {"slot_minutes": 15},
     "/v1/bookings/{booking}/cancel": {},
+    "/v1/call-fields": {"name": "matrix_field", "label": "Matrix", "type": "string"},
+    "/v1/call-fields/{call_field}": {"label": "Matrix"},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -82,6 +91,8 @@ ENDPOINTS = {
     "/v1/bookings": ("get",),
     "/v1/bookings/{booking}": ("get",),
     "/v1/bookings/{booking}/cancel": ("post",),
+    "/v1/call-fields": ("get", "post"),
+    "/v1/call-fields/{call_field}": ("get", "patch", "delete"),
     "/v1/audit-events": ("get",),
     "/v1/audit-events/verify": ("get",),
     "/v1/audit-events/{audit_event}": ("get",),
@@ -155,6 +166,7 @@ def world(org, admin, settings):
         "escalation_rule": rule,
         "calendar": calendar,
         "booking": Booking.objects.get(calendar=calendar),
+        "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number"),
         "audit_event": AuditEvent.objects.for_org(org).order_by("occurred_at").first(),
     }
 
@@ -167,8 +179,8 @@ def snapshot() -> dict:
     """Row counts and the newest change of every project model: any write shows up here."""
     state = {}
     for model in apps.get_models():
-        if model._meta.app_label not in {"orgs", "contacts", "calls", "webhooks", "meetings", "notifications",
-                                         "audit"}:
+        if model._meta.app_label not in {"orgs", "knowledge", "contacts", "calls", "webhooks", "meetings",
+                                         "notifications", "audit"}:
             continue
         manager = model._default_manager
         state[model._meta.label] = manager.count()
