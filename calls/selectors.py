@@ -151,12 +151,12 @@ def _open_count(model, org: Organization):
 
 
 def calls_per_day(*, org: Organization, since) -> list[dict]:
-    """`[{day, outcome, calls, score_sum, scored}]` for calls started at or after `since`, grouped by day (in
-    the current time zone) and outcome. One query; the caller fills in empty days and averages the scores."""
+    """`[{day, outcome, calls, score_sum, scored}]` for calls started at or after `since`, grouped by the
+    organization's local day and outcome. One query; the caller fills in empty days and averages the scores."""
     return list(
         Call.objects.for_org(org)
         .filter(started_at__gte=since)
-        .annotate(day=TruncDate("started_at"))
+        .annotate(day=TruncDate("started_at", tzinfo=org.zone))
         .values("day", "outcome")
         .annotate(
             calls=Count("id"),

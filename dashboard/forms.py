@@ -84,7 +84,8 @@ class DashboardForm(DashboardFormMixin, forms.Form):
 
 
 class DayRangeForm(DashboardForm):
-    """A list filter's `since`/`until`: whole UTC days, the end not before the start."""
+    """A list filter's `since`/`until`: whole days of the organization's zone (the page's), the end not before the
+    start."""
 
     since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
@@ -96,7 +97,7 @@ class DayRangeForm(DashboardForm):
         return data
 
     def day_bounds(self) -> tuple:
-        """(start of `since`, start of the day after `until`), each an aware UTC datetime or None."""
+        """(local midnight starting `since`, local midnight after `until`), each aware, or None."""
         start = lambda day: timezone.make_aware(datetime.combine(day, time.min))  # noqa: E731
         since, until = self.cleaned_data.get("since"), self.cleaned_data.get("until")
         return (start(since) if since else None, start(until) + timedelta(days=1) if until else None)

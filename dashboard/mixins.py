@@ -12,6 +12,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
 from orgs.models import Membership, Organization
@@ -92,6 +93,15 @@ class OrgMixin:
         self.org = request.org = membership.organization
         if is_admin_method(request.method, self.admin_methods) and not membership.is_admin:
             return error_page(request, 403)
+        # Every time on the page, and every day a form or a count starts, is the organization's (the API stays
+        # UTC). A TemplateResponse renders after dispatch returns, so it renders here, while the zone is active.
+        with timezone.override(self.org.zone):
+            response = self._dispatch_in_zone(request, *args, **kwargs)
+            if hasattr(response, "render") and not response.is_rendered:
+                response.render()
+        return response
+
+    def _dispatch_in_zone(self, request, *args, **kwargs):
         try:
             return super().dispatch(request, *args, **kwargs)
         except (NotFound, Http404):

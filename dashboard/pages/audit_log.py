@@ -41,7 +41,7 @@ class AuditFilterForm(DayRangeForm):
     target = forms.CharField(label="Target id", required=False, max_length=64)
 
     def filters(self) -> dict:
-        """`audit.selectors.audit_event_list` keyword arguments: whole UTC days (its `until` is inclusive)."""
+        """`audit.selectors.audit_event_list` keyword arguments: whole local days (its `until` is inclusive)."""
         if not self.is_bound:
             return {}
         since, next_day = self.day_bounds()

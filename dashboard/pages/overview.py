@@ -2,7 +2,7 @@
 
 Everything is aggregated in SQL by `calls.selectors` (a constant number of queries whatever the data size);
 this module only shapes the numbers, and draws the chart as server-side SVG (no script, shows in screenshots).
-Days are UTC days (the project's TIME_ZONE): organizations have no time zone of their own yet.
+Days are the organization's local days: they start at its local midnight, whatever the DST offset that day.
 """
 
 from dataclasses import dataclass
@@ -135,6 +135,17 @@ def build_chart(rows: list[dict], *, days: int, today) -> dict:
     }
 
 
+def day_starts(now: datetime, zone, *, days: int) -> tuple:
+    """(today, its start, the start of the week, the start of the chart's first day): local midnights in `zone`.
+
+    Aware arithmetic within one zone moves the wall clock, so N days back is local midnight even across a DST
+    change (then that day is 23 or 25 hours long)."""
+    today = now.astimezone(zone).date()
+    today_start = datetime.combine(today, time.min, tzinfo=zone)
+    week_start = today_start - timedelta(days=today.weekday())  # weeks start on Monday
+    return today, today_start, week_start, today_start - timedelta(days=days - 1)
+
+
 class OverviewView(OrgMixin, TemplateView):
     """The org's day at a glance. Every member sees it."""
 
@@ -145,12 +156,8 @@ class OverviewView(OrgMixin, TemplateView):
         days = CHART_DAYS[0]
         if range_form.is_bound and range_form.is_valid() and range_form.cleaned_data["days"]:
             days = range_form.cleaned_data["days"]
-        now = timezone.localtime()
-        today = now.date()
-        today_start = timezone.make_aware(datetime.combine(today, time.min))
-        week_start = today_start - timedelta(days=today.weekday())  # weeks start on Monday
+        today, today_start, week_start, chart_since = day_starts(timezone.now(), self.org.zone, days=days)
         counts = selectors.call_overview(org=self.org, today_start=today_start, week_start=week_start)
-        chart_since = today_start - timedelta(days=days - 1)
         chart = build_chart(selectors.calls_per_day(org=self.org, since=chart_since), days=days, today=today)
         outcomes = [{**row, "label": outcome_label(row["outcome"])} for row in counts["outcomes"]]
         return super().get_context_data(

@@ -6,7 +6,7 @@ A new or rotated secret is stashed in the session (once.py) and shown once on `w
 subscription itself only ever shows `secret_preview`.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django import forms
 from django.contrib import messages
@@ -257,9 +257,10 @@ class WebhookTestView(SubscriptionMixin, View):
         return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
 
 
-def _utc(value: str):
-    """A `datetime-local` input (read as UTC), or None when empty; ValueError when unreadable."""
-    return datetime.fromisoformat(value).replace(tzinfo=UTC) if value else None
+def _local(value: str):
+    """A `datetime-local` input, read in the organization's zone (the page's), or None when empty; ValueError when
+    unreadable."""
+    return datetime.fromisoformat(value).replace(tzinfo=timezone.get_current_timezone()) if value else None
 
 
 class WebhookReplayView(SubscriptionMixin, View):
@@ -270,11 +271,11 @@ class WebhookReplayView(SubscriptionMixin, View):
     def post(self, request, *args, **kwargs):
         subscription = self.get_subscription()
         try:
-            since, until = _utc(request.POST.get("since", "")), _utc(request.POST.get("until", ""))
+            since, until = _local(request.POST.get("since", "")), _local(request.POST.get("until", ""))
         except ValueError:
             since = until = None
         if since is None:
-            messages.error(request, "Give the time to replay from (UTC).")
+            messages.error(request, "Give the time to replay from.")
             return redirect("dashboard:webhook-detail", subscription_id=subscription.pk)
         try:
             queued = replay.subscription_replay(subscription=subscription, since=since, until=until)
