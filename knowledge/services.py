@@ -26,6 +26,7 @@ from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
 from orgs.models import ApiKey, Membership, Organization
 from orgs.phones import normalize_phone
+from orgs.services import organization_take_first_location_zone
 from orgs.tenancy import check_writable
 
 from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
@@ -441,19 +442,9 @@ def location_create(*, org: Organization, name: str, address: str, timezone: str
     An organization's first location sets its time zone, unless someone chose one already (it is no longer UTC)."""
     location = _create(LOCATION, org=org, actor=actor,
                        values={"name": name, "address": address, "timezone": timezone, "phone_number": phone_number})
-    _adopt_first_location_zone(org=org, location=location, actor=actor)
+    if not Location.objects.filter(organization=org).exclude(pk=location.pk).exists():
+        organization_take_first_location_zone(org=org, time_zone=location.timezone, actor=actor)
     return location
-
-
-def _adopt_first_location_zone(*, org: Organization, location: Location, actor) -> None:
-    # One conditional UPDATE: of two first locations created at once, the second waits for the first's lock on the
-    # organization's row, then finds its zone no longer UTC and changes nothing.
-    adopted = Organization.objects.filter(pk=org.pk, time_zone="UTC").exclude(
-        pk__in=Location.objects.filter(organization=org).exclude(pk=location.pk).values("organization_id")
-    ).update(time_zone=location.timezone)
-    if adopted and location.timezone != "UTC":
-        audit.record(org=org, action="organization.updated", target=org, actor=audit.actor_of(actor),
-                     changes={"time_zone": ["UTC", location.timezone]})
 
 
 def location_update(*, location: Location, actor=None, **changes) -> Location:

@@ -124,10 +124,28 @@ def organization_update(*, org: Organization, by, **changes) -> Organization:
     org.save(update_fields=[*changes, "updated_at"])
     if diff := audit.diff(before, changes):
         audit.record(org=org, action="organization.updated", target=org, changes=diff)
+    _keys_reread(org)
+    return org
+
+
+def _keys_reread(org: Organization) -> None:
     # API keys cache their organization's settings: they read it again on their next request.
     key_epochs.keys_changed(ApiKey.objects.filter(organization=org, revoked_at__isnull=True).values_list(
         "key_digest", flat=True))
-    return org
+
+
+@transaction.atomic
+def organization_take_first_location_zone(*, org: Organization, time_zone: str, actor=None) -> None:
+    """Gives the organization the zone of its first location (knowledge.services.location_create calls it in its
+    transaction, with the location saved), unless its zone is no longer the default UTC (someone chose one).
+
+    One conditional UPDATE: of two first locations created at once, the second waits for the first's lock on the
+    organization's row, then finds its zone no longer UTC and changes nothing."""
+    if time_zone == "UTC" or not Organization.objects.filter(pk=org.pk, time_zone="UTC").update(time_zone=time_zone):
+        return
+    audit.record(org=org, action="organization.updated", target=org, actor=audit.actor_of(actor),
+                 changes={"time_zone": ["UTC", time_zone]})
+    _keys_reread(org)
 
 
 @transaction.atomic

@@ -4,6 +4,10 @@ from rest_framework import serializers
 class IdentitySerializer(serializers.Serializer):
     org_id = serializers.UUIDField()
     org_name = serializers.CharField()
+    time_zone = serializers.CharField(
+        help_text="The organization's IANA time zone (set in the dashboard): the dashboard and the analytics' days "
+                  "follow it; timestamps stay UTC.",
+    )
     key_id = serializers.UUIDField()
     key_name = serializers.CharField()
     key_prefix = serializers.CharField()

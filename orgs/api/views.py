@@ -13,7 +13,8 @@ class MeView(OrgAPIView):
         operation_id="me",
         summary="The key's identity",
         description="The organization and key that authenticated this request, with the key's scopes and the "
-                    "locations it is limited to (`location_ids`; null: the whole organization).",
+                    "locations it is limited to (`location_ids`; null: the whole organization), and the "
+                    "organization's time zone (`time_zone`: what its days are in, never its timestamps).",
         responses={200: envelope(IdentitySerializer), **error_responses(401, 429)},
         tags=["Identity"],
     )
@@ -24,6 +25,7 @@ class MeView(OrgAPIView):
             {
                 "org_id": str(key.organization.id),
                 "org_name": key.organization.name,
+                "time_zone": key.organization.time_zone,
                 "key_id": str(key.id),
                 "key_name": key.name,
                 "key_prefix": key.key_prefix,

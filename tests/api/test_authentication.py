@@ -8,6 +8,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core import counters
+from knowledge.services import location_create
 from orgs.models import ApiKey
 from orgs.services import api_key_revoke, organization_update
 from tests.factories import make_key
@@ -212,6 +213,14 @@ def test_an_organization_change_reaches_the_kept_key(write_key, admin):
     assert call(f"Bearer {plaintext}").json()["data"]["org_name"] == key.organization.name
     organization_update(org=key.organization, by=admin, name="Renamed Pizza")
     assert call(f"Bearer {plaintext}").json()["data"]["org_name"] == "Renamed Pizza"
+
+
+def test_the_zone_a_first_location_gives_the_org_reaches_the_kept_key(write_key, admin):
+    key, plaintext = write_key
+    assert call(f"Bearer {plaintext}").json()["data"]["time_zone"] == "UTC"
+    location_create(org=key.organization, name="Venice", address="1 Main St", timezone="America/Los_Angeles",
+                    phone_number="+14155550100", actor=admin)
+    assert call(f"Bearer {plaintext}").json()["data"]["time_zone"] == "America/Los_Angeles"
 
 
 def test_with_the_epoch_unreadable_a_revoked_key_is_refused_from_postgresql(write_key, admin, monkeypatch):

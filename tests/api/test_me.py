@@ -6,6 +6,7 @@ def test_me_returns_the_keys_identity(api, write_key, org):
         "data": {
             "org_id": str(org.id),
             "org_name": "Acme Pizza",
+            "time_zone": "UTC",
             "key_id": str(key.id),
             "key_name": "Write key",
             "key_prefix": plaintext[:12],
