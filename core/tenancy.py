@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from core.errors import NotFound
+from core.errors import Forbidden, NotFound
 
 
 def scoped(org, location_ids: Iterable | None):
@@ -35,6 +35,16 @@ def whole_org(org):
     view = copy.copy(org)
     view.scope_location_ids = None
     return view
+
+
+class ScopeForbidden(Forbidden):
+    """A principal limited to locations asked for something of the whole organization (or for a location-less row
+    that applies to all of them): 403 `forbidden`, naming the scope."""
+
+    def __init__(self, what: str, location_ids, *, verb: str = "changed"):
+        ids = sorted(str(pk) for pk in location_ids)
+        message = f"Limited to locations {', '.join(ids)}: {what} cannot be {verb} within this scope."
+        super().__init__(message, details={"message": message, "location_ids": ids})
 
 
 def get_for_org(rows, org, pk):

@@ -14,18 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.db.models import Q
 
-from core.errors import Forbidden
-from core.tenancy import location_ids_of
-
-
-class ScopeForbidden(Forbidden):
-    """A limited principal asked to change something of the whole organization (or of a location-less row that
-    applies to all of them): 403 `forbidden`, naming the scope."""
-
-    def __init__(self, what: str, location_ids: frozenset):
-        ids = sorted(str(pk) for pk in location_ids)
-        message = f"Limited to locations {', '.join(ids)}: {what} cannot be changed within this scope."
-        super().__init__(message, details={"message": message, "location_ids": ids})
+from core.tenancy import ScopeForbidden, location_ids_of
 
 
 class LocationRule:

@@ -7,15 +7,23 @@ from audit import chain, selectors
 from audit.models import AuditEvent
 from core.api.docs import envelope, error_responses, list_envelope
 from core.api.views import OrgAPIView, data_response, list_response
+from core.tenancy import ScopeForbidden, location_ids_of
 
 from .serializers import AuditEventListParams, AuditEventSerializer, AuditVerifySerializer
 
-SCOPE_NOTE = " Needs a key with the `audit` scope (`read` alone gets 403 `insufficient_scope`, `required: audit`)."
+SCOPE_NOTE = (" Needs a key with the `audit` scope (`read` alone gets 403 `insufficient_scope`, `required: audit`)"
+              " and without `location_ids` (403 `forbidden`: the trail is the whole organization's).")
 
 
 class AuditAPIView(OrgAPIView):
     required_scope = "audit"
     model = AuditEvent
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        # Entries name rows of every location and the organization's own settings: not a location's to read.
+        if (location_ids := location_ids_of(self.org)) is not None:
+            raise ScopeForbidden("the audit trail", location_ids, verb="read")
 
 
 class AuditEventListView(AuditAPIView):

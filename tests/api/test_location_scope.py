@@ -1,0 +1,237 @@
+"""A key limited to location L1 (docs/api.md#locations-and-scope): what it reads and changes at L1, the exact
+answers when it reaches for L2 or for what belongs to the whole organization, and that nothing changes then."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from calls.models import Booking, CallbackRequest, Message, Order
+from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
+from knowledge.services import (
+    calendar_create,
+    escalation_rule_create,
+    fact_create,
+    location_create,
+    team_member_create,
+)
+from tests.api.test_matrix import snapshot
+from tests.calls.conftest import Runtime, order_body
+from tests.factories import make_key
+
+NOT_FOUND = {"error": "not_found"}
+
+
+@pytest.fixture(autouse=True)
+def _media_in_tmp(settings, tmp_path):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
+    }
+
+
+def _location(org, name, phone):
+    return location_create(org=org, name=name, address="1 Main St", timezone="UTC", phone_number=phone)
+
+
+@pytest.fixture
+def l1(org):
+    return _location(org, "L1", "+12125550101")
+
+
+@pytest.fixture
+def l2(org):
+    return _location(org, "L2", "+12125550102")
+
+
+def _client(plaintext):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    client.get("/v1/me")  # settle last_used_at first
+    return client
+
+
+@pytest.fixture
+def l1_api(org, admin, l1):
+    return _client(make_key(org, scope="read_write", admin=admin, name="L1 key", location_ids=[l1.id])[1])
+
+
+def forbidden(l1, what):
+    message = f"Limited to locations {l1.id}: {what} cannot be changed within this scope."
+    return {"error": "forbidden", "details": {"message": message, "location_ids": [str(l1.id)]}}
+
+
+def _call_with_everything(org, location, phone, calendar):
+    runtime = Runtime(org)
+    call_id, _ = runtime.start(location_id=location.id, from_number=phone)
+    assert runtime.event(call_id, type="callback_requested", label="cb", data={
+        "requested_window": "asap", "reason": "x"}).status_code == 201
+    assert runtime.event(call_id, type="appointment_booked", label="book", data={
+        "calendar_id": str(calendar.id), "start_at": "2030-01-07T10:00:00Z",
+        "end_at": "2030-01-07T10:30:00Z"}).status_code == 201
+    assert runtime.complete(call_id, order=order_body()).status_code in (200, 201)
+    return runtime.call(call_id)
+
+
+@pytest.fixture
+def calls(org, l1, l2):
+    hours = [{"day": "mon", "start": "00:00", "end": "24:00"}]
+    at_l1 = _call_with_everything(org, l1, "+14155550101",
+                                  calendar_create(org=org, name="L1", location=l1, weekly_hours=hours))
+    at_l2 = _call_with_everything(org, l2, "+14155550102",
+                                  calendar_create(org=org, name="L2", location=l2, weekly_hours=hours))
+    return at_l1, at_l2
+
+
+def test_an_l1_key_reads_l1_and_never_l2(l1_api, calls):
+    at_l1, at_l2 = calls
+    for path in ("/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/bookings", "/v1/contacts"):
+        body = l1_api.get(path).content.decode()
+        assert str(at_l2.pk) not in body and str(at_l2.contact_id) not in body, path
+    assert [row["id"] for row in l1_api.get("/v1/calls").json()["data"]] == [str(at_l1.pk)]
+    assert [row["id"] for row in l1_api.get("/v1/contacts").json()["data"]] == [str(at_l1.contact_id)]
+    assert l1_api.get(f"/v1/calls/{at_l1.pk}").status_code == 200
+    assert l1_api.get(f"/v1/contacts/{at_l1.contact_id}").status_code == 200
+
+
+def test_a_phone_search_finds_no_l2_contact(l1_api, calls):
+    assert l1_api.get("/v1/contacts", {"search": "415 555 0102"}).json()["data"] == []
+    assert len(l1_api.get("/v1/contacts", {"search": "415 555 0101"}).json()["data"]) == 1
+
+
+def test_an_l1_key_cannot_change_an_l2_orders_status(l1_api, calls):
+    at_l2 = calls[1]
+    before = snapshot()
+    response = l1_api.patch(f"/v1/calls/{at_l2.pk}/order-status", {"status": "fulfilled"}, format="json")
+    assert (response.status_code, response.json()) == (404, NOT_FOUND)
+    assert snapshot() == before
+    assert Order.objects.get(call=at_l2).status == "new"
+
+
+def test_an_l1_key_changes_an_l1_orders_status(l1_api, calls):
+    at_l1 = calls[0]
+    response = l1_api.patch(f"/v1/calls/{at_l1.pk}/order-status", {"status": "fulfilled"}, format="json")
+    assert response.status_code == 200
+    assert Order.objects.get(call=at_l1).status == "fulfilled"
+
+
+def test_an_l1_key_cannot_cancel_an_l2_booking(l1_api, calls):
+    booking = Booking.objects.get(call=calls[1])
+    before = snapshot()
+    response = l1_api.post(f"/v1/bookings/{booking.pk}/cancel", {}, format="json")
+    assert (response.status_code, response.json()) == (404, NOT_FOUND)
+    assert snapshot() == before
+
+
+def test_an_l1_key_cannot_mark_an_l2_callback_handled(l1_api, calls):
+    callback = CallbackRequest.objects.get(call=calls[1])
+    before = snapshot()
+    response = l1_api.patch(f"/v1/callbacks/{callback.pk}", {"handled": True}, format="json")
+    assert (response.status_code, response.json()) == (404, NOT_FOUND)
+    assert snapshot() == before
+    assert l1_api.patch(f"/v1/callbacks/{CallbackRequest.objects.get(call=calls[0]).pk}", {"handled": True},
+                        format="json").status_code == 200
+
+
+def test_an_l1_key_cannot_create_an_org_wide_fact(l1_api, l1):
+    before = snapshot()
+    response = l1_api.post("/v1/facts", {"label": "Parking", "content": "Free"}, format="json")
+    assert (response.status_code, response.json()) == (403, forbidden(l1, "facts without a location"))
+    assert snapshot() == before
+    assert not Fact.objects.exists()
+
+
+def test_an_l1_key_creates_a_fact_at_l1_but_not_at_l2(l1_api, l1, l2):
+    response = l1_api.post("/v1/facts", {"label": "Parking", "content": "Free", "location_id": str(l1.id)},
+                           format="json")
+    assert response.status_code == 201
+    response = l1_api.post("/v1/facts", {"label": "Valet", "content": "No", "location_id": str(l2.id)}, format="json")
+    assert (response.status_code, response.json()) == (404, NOT_FOUND)
+    assert list(Fact.objects.values_list("label", flat=True)) == ["Parking"]
+
+
+def test_an_org_wide_fact_is_read_but_not_changed_moved_or_deleted(l1_api, org, l1):
+    shared = fact_create(org=org, label="Hours", content="9-5")
+    assert l1_api.get(f"/v1/facts/{shared.pk}").json()["data"]["label"] == "Hours"
+    before = snapshot()
+    for response in (
+        l1_api.patch(f"/v1/facts/{shared.pk}", {"content": "8-6"}, format="json"),
+        l1_api.patch(f"/v1/facts/{shared.pk}", {"location_id": str(l1.id)}, format="json"),
+        l1_api.put(f"/v1/facts/{shared.pk}", {"label": "Hours", "content": "8-6"}, format="json"),
+        l1_api.delete(f"/v1/facts/{shared.pk}"),
+    ):
+        assert (response.status_code, response.json()) == (403, forbidden(l1, "facts without a location"))
+    assert snapshot() == before
+
+
+def test_an_l1_fact_cannot_be_made_org_wide(l1_api, org, l1):
+    own = fact_create(org=org, label="Parking", content="Free", location=l1)
+    before = snapshot()
+    response = l1_api.patch(f"/v1/facts/{own.pk}", {"location_id": None}, format="json")
+    assert (response.status_code, response.json()) == (403, forbidden(l1, "facts without a location"))
+    assert snapshot() == before
+
+
+def test_an_l1_key_cannot_create_org_wide_rules_or_calendars_nor_team_members(l1_api, l1):
+    before = snapshot()
+    response = l1_api.post("/v1/escalation-rules", {
+        "name": "Any", "keywords": ["x"], "destination_type": "phone", "destination_phone": "+14155550100"},
+        format="json")
+    assert (response.status_code, response.json()) == (403, forbidden(l1, "escalation rules without a location"))
+    response = l1_api.post("/v1/calendars", {"name": "Any", "timezone": "UTC"}, format="json")
+    assert (response.status_code, response.json()) == (403, forbidden(l1, "calendars without a location"))
+    response = l1_api.post("/v1/team-members", {"name": "Sam"}, format="json")
+    assert (response.status_code, response.json()) == (403, forbidden(l1, "team members"))
+    assert snapshot() == before
+    assert not (EscalationRule.objects.exists() or Calendar.objects.exists() or TeamMember.objects.exists())
+
+
+def test_an_l1_key_sees_its_own_location_only(l1_api, l1, l2):
+    assert [row["id"] for row in l1_api.get("/v1/locations").json()["data"]] == [str(l1.id)]
+    assert l1_api.get(f"/v1/locations/{l2.id}").json() == NOT_FOUND
+    assert Location.objects.count() == 2
+
+
+def test_an_l1_key_creates_a_contact_it_then_cannot_see(l1_api):
+    response = l1_api.post("/v1/contacts", {"phone_number": "+14155550199"}, format="json")
+    assert response.status_code == 201
+    # Nothing located yet: the contact is the organization's until it has a call at L1.
+    assert l1_api.get(f"/v1/contacts/{response.json()['data']['id']}").json() == NOT_FOUND
+
+
+LISTS = ["/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/messages", "/v1/escalations", "/v1/bookings",
+         "/v1/contacts", "/v1/facts", "/v1/team-members", "/v1/locations", "/v1/escalation-rules", "/v1/calendars"]
+
+
+@pytest.fixture
+def two_of_each_at_l1(org, l1, l2):
+    """Two rows of every listed kind within the scope (L1 and L3), and the same again at L2."""
+    l3 = _location(org, "L3", "+12125550103")
+    hours = [{"day": "mon", "start": "00:00", "end": "24:00"}]
+    for n, location in enumerate((l1, l3, l2)):
+        member = team_member_create(org=org, name=f"Manager {n}")
+        rule = escalation_rule_create(org=org, name=f"Rule {n}", destination_type="team_member",
+                                      destination_team_member=member, keywords=["manager"], location=location)
+        fact_create(org=org, label=f"Fact {n}", content="x", location=location)
+        call = _call_with_everything(org, location, f"+1415555020{n}",
+                                     calendar_create(org=org, name=f"Calendar {n}", location=location,
+                                                     weekly_hours=hours))
+        runtime = Runtime(org)
+        assert runtime.event(call.runtime_call_id, type="escalation_triggered", label="esc", data={
+            "rule_id": str(rule.id), "triggered_by": "keyword", "context": "x"}).status_code == 201
+        Message.objects.create(organization=org, call=call, message="Hello")
+    return l3
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_a_scoped_list_is_a_constant_number_of_queries(org, admin, l1, two_of_each_at_l1, path):
+    client = _client(make_key(org, admin=admin, location_ids=[l1.id, two_of_each_at_l1.id])[1])
+    counts, sizes = [], []
+    for limit in (1, 2):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(path, {"limit": limit})
+        assert response.status_code == 200
+        counts.append(len(queries))
+        sizes.append(len(response.json()["data"]))
+    assert sizes == [1, 2], sizes
+    assert counts[0] == counts[1]
