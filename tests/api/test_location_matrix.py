@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import (
     calendar_create,
+    call_field_create,
     escalation_rule_create,
     fact_create,
     location_create,
@@ -99,6 +100,8 @@ def world(org, l1, l2, settings):
         "escalation_rule": rule,
         "calendar": calendar,
         "booking": Booking.objects.get(calendar=calendar),
+        "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number",
+                                        location_ids=[l2.id]),
         "audit_event": type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})(),
     }
 

@@ -10,6 +10,7 @@ from calls.models import Booking, CallbackRequest, Message, Order
 from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
 from knowledge.services import (
     calendar_create,
+    call_field_create,
     escalation_rule_create,
     fact_create,
     location_create,
@@ -200,7 +201,8 @@ def test_an_l1_key_creates_a_contact_it_then_cannot_see(l1_api):
 
 
 LISTS = ["/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/messages", "/v1/escalations", "/v1/bookings",
-         "/v1/contacts", "/v1/facts", "/v1/team-members", "/v1/locations", "/v1/escalation-rules", "/v1/calendars"]
+         "/v1/contacts", "/v1/facts", "/v1/team-members", "/v1/locations", "/v1/escalation-rules", "/v1/calendars",
+         "/v1/call-fields"]
 
 
 @pytest.fixture
@@ -213,6 +215,7 @@ def two_of_each_at_l1(org, l1, l2):
         rule = escalation_rule_create(org=org, name=f"Rule {n}", destination_type="team_member",
                                       destination_team_member=member, keywords=["manager"], location=location)
         fact_create(org=org, label=f"Fact {n}", content="x", location=location)
+        call_field_create(org=org, name=f"field_{n}", label=f"Field {n}", type="string", location_ids=[location.id])
         call = _call_with_everything(org, location, f"+1415555020{n}",
                                      calendar_create(org=org, name=f"Calendar {n}", location=location,
                                                      weekly_hours=hours))
@@ -235,3 +238,21 @@ def test_a_scoped_list_is_a_constant_number_of_queries(org, admin, l1, two_of_ea
         sizes.append(len(response.json()["data"]))
     assert sizes == [1, 2], sizes
     assert counts[0] == counts[1]
+
+
+def test_call_fields_of_all_locations_are_read_and_not_changed(l1_api, org, l1, l2):
+    everywhere = call_field_create(org=org, name="party_size", label="Party size", type="number")
+    shared = call_field_create(org=org, name="allergies", label="Allergies", type="string",
+                               location_ids=[l1.id, l2.id])
+    assert {row["id"] for row in l1_api.get("/v1/call-fields").json()["data"]} == {str(everywhere.pk), str(shared.pk)}
+    before = snapshot()
+    expected = (403, forbidden(l1, "call fields of other or all locations"))
+    for response in (
+        l1_api.patch(f"/v1/call-fields/{shared.pk}", {"label": "x"}, format="json"),
+        l1_api.post("/v1/call-fields", {"name": "seats", "label": "Seats", "type": "number"}, format="json"),
+    ):
+        assert (response.status_code, response.json()) == expected
+    assert snapshot() == before
+    response = l1_api.post("/v1/call-fields", {"name": "seats", "label": "Seats", "type": "number",
+                                               "location_ids": [str(l1.id)]}, format="json")
+    assert response.status_code == 201
