@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .analytics import CallAnalyticsView
 from .bookings import BookingCancelView, BookingDetailView, BookingListView
 from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
@@ -11,6 +12,7 @@ urlpatterns = [
     path("calls/<str:id>/recording", CallRecordingView.as_view(), name="call-recording"),
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
+    path("analytics/calls", CallAnalyticsView.as_view(), name="analytics-calls"),
     path("orders", OrderListView.as_view(), name="orders"),
     path("bookings", BookingListView.as_view(), name="bookings"),
     path("bookings/<str:id>", BookingDetailView.as_view(), name="booking"),

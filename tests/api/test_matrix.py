@@ -83,6 +83,7 @@ ENDPOINTS = {
     "/v1/escalations": ("get",),
     "/v1/escalations/{escalation}": ("get", "patch"),
     "/v1/orders": ("get",),
+    "/v1/analytics/calls": ("get",),
     "/v1/orders/{call}": ("get",),
     "/v1/escalation-rules": ("get", "post"),
     "/v1/escalation-rules/{escalation_rule}": ("get", "patch", "delete"),
@@ -278,6 +279,8 @@ def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, te
             assert data == {"intact": True, "entries_checked": len(own), "first_broken_id": None}
     elif isinstance(data, list):
         assert data == []
+    elif template == "/v1/analytics/calls":  # the world's calls are the first org's
+        assert data["totals"]["calls"] == 0
     else:
         assert data["org_name"] == "Other Org"
 

@@ -1,0 +1,201 @@
+"""GET /v1/analytics/calls (issue 29, part 2): the figures equal what the test counts itself over calls it generated,
+across two time zones and their DST changes; another org's calls never count; bad input is 400 with exact bodies."""
+
+import random
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from calls.analytics import call_analytics
+from calls.models import Booking, Call
+from knowledge.services import location_create
+from orgs.models import Organization
+from orgs.services import organization_update
+from tests.calls.conftest import Runtime, completion, iso
+
+# Calls from 2026-09-26 to 2026-11-06 (UTC): Adelaide starts DST on 4 October (+09:30 -> +10:30), Los Angeles ends
+# it on 1 November (-07:00 -> -08:00).
+FIRST = datetime(2026, 9, 26, tzinfo=UTC)
+SPAN = timedelta(days=41)
+OUTCOMES = ["order", "question", "booking", ""]
+
+
+def validation(field_errors):
+    return {"error": "Validation failed", "details": {"formErrors": [], "fieldErrors": field_errors}}
+
+
+def _local_midnights(zone: str):
+    """Instants a minute either side of each local midnight near the DST changes: where a day bucket can go wrong."""
+    tz = ZoneInfo(zone)
+    for day in (date(2026, 10, 3), date(2026, 10, 4), date(2026, 10, 5), date(2026, 10, 31), date(2026, 11, 1),
+                date(2026, 11, 2)):
+        midnight = datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
+        yield midnight - timedelta(minutes=1)
+        yield midnight
+
+
+def _generate(org, locations, count, seed):
+    """Calls of every kind through the runtime (and bookings on some), returned as the test's own record of them."""
+    rng = random.Random(seed)
+    runtime = Runtime(org)
+    starts = [FIRST + timedelta(seconds=rng.randrange(int(SPAN.total_seconds()))) for _ in range(count)]
+    starts += list(_local_midnights("America/Los_Angeles")) + list(_local_midnights("Australia/Adelaide"))
+    made = []
+    for started in starts:
+        location = rng.choice(locations)
+        call_id, response = runtime.start(started_at=started, location_id=location)
+        assert response.status_code == 201, response.content
+        spec = {"started_at": started, "location_id": location, "outcome": "", "classification": None,
+                "disposition": None, "duration": None, "score": None, "unanswered": 0, "bookings": 0, "orders": 0}
+        if rng.random() < 0.85:  # the rest stay in progress
+            outcome = rng.choice(OUTCOMES)
+            classification = rng.choice(["real_engagement", "real_engagement", "robocall", "wrong_number_hangup"])
+            duration = rng.randrange(5, 900)
+            score = rng.randrange(0, 101) if rng.random() < 0.8 else None
+            unanswered = [f"Question {n}?" for n in range(rng.randrange(0, 3))]
+            disposition = rng.choice(["completed", "transferred", "escalated"])
+            body = completion(
+                ended_at=iso(started + timedelta(seconds=duration)), classification=classification,
+                disposition=disposition, outcome=outcome, quality_checks=[], score=score,
+                unanswered_questions=unanswered, **({} if outcome == "order" else {"order": None}),
+            )
+            response = runtime.complete(call_id, **body)
+            assert response.status_code == 200, response.content
+            spec.update(outcome=outcome, classification=classification, disposition=disposition, duration=duration,
+                        score=score if classification == "real_engagement" else None, unanswered=len(unanswered),
+                        orders=int(outcome == "order"))
+        if rng.random() < 0.15:
+            call = runtime.call(call_id)
+            for n in range(rng.randrange(1, 3)):
+                Booking.objects.create(organization=org, call=call, start_at=started + timedelta(days=1, hours=n),
+                                       end_at=started + timedelta(days=1, hours=n + 1), timezone="UTC")
+                spec["bookings"] += 1
+        made.append(spec)
+    return made
+
+
+def _figures(calls):
+    durations = [c["duration"] for c in calls if c["duration"] is not None]
+    scores = [c["score"] for c in calls if c["score"] is not None]
+    escalations = sum(c["disposition"] == "escalated" for c in calls)
+    outcomes = defaultdict(int)
+    for c in calls:
+        if c["outcome"]:
+            outcomes[c["outcome"]] += 1
+    return {
+        "calls": len(calls),
+        "real_engagements": sum(c["classification"] == "real_engagement" for c in calls),
+        "outcomes": dict(sorted(outcomes.items())),
+        "escalations": escalations,
+        "escalation_rate": round(escalations / len(calls), 4) if calls else None,
+        "average_duration_seconds": round(sum(durations) / len(durations), 1) if durations else None,
+        "average_quality_score": round(sum(scores) / len(scores), 1) if scores else None,
+        "bookings": sum(c["bookings"] for c in calls),
+        "orders": sum(c["orders"] for c in calls),
+        "unanswered_questions": sum(c["unanswered"] for c in calls),
+    }
+
+
+def _expected(made, zone, since, until, group_by):
+    """The answer, counted here from the test's own record of the calls."""
+    tz = ZoneInfo(zone)
+    inside = [c for c in made if since <= c["started_at"].astimezone(tz).date() <= until]
+    if group_by in ("day", "week"):
+        buckets = []
+        day = since if group_by == "day" else since - timedelta(days=since.weekday())
+        step = timedelta(days=1 if group_by == "day" else 7)
+        while day <= until:
+            last = day + step - timedelta(days=1)
+            members = [c for c in inside if day <= c["started_at"].astimezone(tz).date() <= last]
+            buckets.append({"key": day.isoformat(), "since": max(day, since).isoformat(),
+                            "until": min(last, until).isoformat(), **_figures(members)})
+            day += step
+    else:
+        field = "location_id" if group_by == "location" else "outcome"
+        keys = {c[field] for c in inside}
+        buckets = [{"key": str(key) if group_by == "location" and key else key,
+                    **_figures([c for c in inside if c[field] == key])} for key in keys]
+        buckets.sort(key=lambda b: (-b["calls"], b["key"] or ""))
+    return {"since": since.isoformat(), "until": until.isoformat(), "time_zone": zone, "group_by": group_by,
+            "buckets": buckets, "totals": _figures(inside)}
+
+
+@pytest.fixture
+def world(org, other_org):
+    la = location_create(org=org, name="LA", address="1 Main St", timezone="America/Los_Angeles",
+                         phone_number="+13105550100")
+    adelaide = location_create(org=org, name="Adelaide", address="2 King William St", timezone="Australia/Adelaide",
+                               phone_number="+61881234567")
+    Organization.objects.filter(pk=org.pk).update(time_zone="America/Los_Angeles")
+    made = _generate(org, [la.pk, adelaide.pk, None], 70, seed=29)
+    _generate(other_org, [None], 10, seed=30)  # same days, never counted for org
+    return made
+
+
+def test_figures_equal_the_tests_own_counts_in_two_zones_across_dst_changes(api, org, admin, world):
+    since, until = date(2026, 9, 25), date(2026, 11, 7)
+    for zone in ("America/Los_Angeles", "Australia/Adelaide"):
+        organization_update(org=org, by=admin, time_zone=zone)  # the rollup regroups in this transaction
+        for group_by in ("day", "week", "location", "outcome"):
+            response = api.get("/v1/analytics/calls", {"since": since, "until": until, "group_by": group_by})
+            assert response.status_code == 200, response.content
+            assert response.json()["data"] == _expected(world, zone, since, until, group_by), (zone, group_by)
+        # A range that cuts weeks and starts on a DST change day.
+        cut = {"since": "2026-10-04", "until": "2026-11-01", "group_by": "week"}
+        expected = _expected(world, zone, date(2026, 10, 4), date(2026, 11, 1), "week")
+        assert api.get("/v1/analytics/calls", cut).json()["data"] == expected
+    assert sum(c["bookings"] for c in world) > 0 and Call.objects.filter(organization=org).count() == len(world)
+
+
+def test_a_location_filter_another_org_and_a_read_key(api, read_api, other_api, org, other_org, world,
+                                                     django_assert_num_queries):
+    location_id = next(c["location_id"] for c in world if c["location_id"])
+    response = api.get("/v1/analytics/calls", {"since": "2026-09-25", "until": "2026-11-07",
+                                               "location_id": str(location_id), "group_by": "outcome"})
+    mine = [c for c in world if c["location_id"] == location_id]
+    expected = _expected(mine, "America/Los_Angeles", date(2026, 9, 25), date(2026, 11, 7), "outcome")
+    assert response.json()["data"] == expected
+
+    # Another org's calls on the same days are never counted, either way.
+    data = other_api.get("/v1/analytics/calls", {"since": "2026-09-25", "until": "2026-11-07"}).json()["data"]
+    assert data["totals"]["calls"] == Call.objects.filter(organization=other_org).count() == 10 + 24
+    assert data["time_zone"] == "UTC"
+
+    assert read_api.get("/v1/analytics/calls", {"group_by": "week"}).status_code == 200
+    with django_assert_num_queries(1):
+        call_analytics(org=org, since=date(2025, 11, 7), until=date(2026, 12, 11), group_by="location")
+
+
+def test_the_default_range_is_the_last_30_local_days(api, org):
+    data = api.get("/v1/analytics/calls").json()["data"]
+    today = datetime.now(UTC).date()  # the org's zone is UTC
+    assert (data["since"], data["until"], data["group_by"]) == (
+        (today - timedelta(days=29)).isoformat(), today.isoformat(), "day")
+    assert [b["key"] for b in data["buckets"]] == [(today - timedelta(days=n)).isoformat() for n in range(29, -1, -1)]
+    assert data["totals"] == {"calls": 0, "real_engagements": 0, "outcomes": {}, "escalations": 0,
+                              "escalation_rate": None, "average_duration_seconds": None,
+                              "average_quality_score": None, "bookings": 0, "orders": 0, "unanswered_questions": 0}
+
+
+@pytest.mark.parametrize(("params", "errors"), [
+    ({"group_by": "hour"}, {"group_by": ['"hour" is not a valid choice.']}),
+    ({"since": "2026-02-01", "until": "2026-01-31"}, {"until": ["until must not be before since."]}),
+    ({"since": "2025-01-01", "until": "2026-02-05"}, {"until": ["The range may span at most 400 days."]}),
+    ({"since": "2026-13-01"}, {"since": ["Date has wrong format. Use one of these formats instead: YYYY-MM-DD."]}),
+    ({"until": "2026-01-01T00:00:00Z"},
+     {"until": ["Date has wrong format. Use one of these formats instead: YYYY-MM-DD."]}),
+    ({"group_by": ""}, {"group_by": ["This parameter may not be empty."]}),
+    ({"limit": "5"}, {"limit": ["Unknown query parameter."]}),
+    ({"location_id": "nope"}, {"location_id": ["Must be a valid UUID."]}),
+])
+def test_bad_input_is_400_with_the_exact_body(api, params, errors):
+    response = api.get("/v1/analytics/calls", params)
+    assert (response.status_code, response.json()) == (400, validation(errors))
+
+
+def test_400_days_is_the_longest_range(api):
+    response = api.get("/v1/analytics/calls", {"since": "2025-01-01", "until": "2026-02-04", "group_by": "week"})
+    assert response.status_code == 200
+    assert len(response.json()["data"]["buckets"]) == 58
