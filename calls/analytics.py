@@ -5,11 +5,13 @@ The rollup already holds each organization's figures per local day in its time z
 is a few thousand rows whatever the number of calls; weeks are grouped from the days (ISO weeks, Monday first).
 """
 
+import uuid
 from datetime import date, datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
 
+from core.tenancy import location_ids_of
 from orgs.models import Organization
 
 GROUPINGS = ("day", "week", "location", "outcome")
@@ -55,10 +57,15 @@ def day_bounds(org: Organization, since: date, until: date):
 def call_analytics(*, org: Organization, since: date, until: date, group_by: str, location_ids=None) -> dict:
     """`{since, until, time_zone, group_by, buckets: [...], totals}` for the org's calls that started on local days
     `since`..`until` (checked by the caller with range_errors), grouped by `group_by` (one of GROUPINGS).
-    `location_ids` (an iterable) limits the calls to those locations. Day and week buckets cover the whole range,
-    empty ones included; location and outcome buckets are those with calls. One query."""
+    `location_ids` (an iterable) limits the calls to those locations, and so does the org's location scope (as
+    `Call.objects.for_org` would: a scoped view sees its locations' calls, not location-less ones). Day and week
+    buckets cover the whole range, empty ones included; location and outcome buckets are those with calls. One
+    query."""
     where = ["r.organization_id = %s", "r.day BETWEEN %s AND %s"]
     params: list = [org.pk, since, until]
+    scope = location_ids_of(org)
+    if scope is not None:
+        location_ids = scope if location_ids is None else scope & {uuid.UUID(str(pk)) for pk in location_ids}
     if location_ids is not None:
         where.append("r.location_id = ANY(%s)")
         params.append(list(location_ids))

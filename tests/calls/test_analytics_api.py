@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from rest_framework.test import APIClient
 
 from calls.analytics import call_analytics
 from calls.models import Booking, Call
@@ -14,6 +15,7 @@ from knowledge.services import location_create
 from orgs.models import Organization
 from orgs.services import organization_update
 from tests.calls.conftest import Runtime, completion, iso
+from tests.factories import make_key
 
 # Calls from 2026-09-26 to 2026-11-06 (UTC): Adelaide starts DST on 4 October (+09:30 -> +10:30), Los Angeles ends
 # it on 1 November (-07:00 -> -08:00).
@@ -166,6 +168,21 @@ def test_a_location_filter_another_org_and_a_read_key(api, read_api, other_api, 
     assert read_api.get("/v1/analytics/calls", {"group_by": "week"}).status_code == 200
     with django_assert_num_queries(1):
         call_analytics(org=org, since=date(2025, 11, 7), until=date(2026, 12, 11), group_by="location")
+
+
+def test_a_key_scoped_to_a_location_counts_only_that_locations_calls(org, world):
+    location_id = next(c["location_id"] for c in world if c["location_id"])
+    other_id = next(c["location_id"] for c in world if c["location_id"] not in (None, location_id))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(org, scope='read', location_ids=[location_id])[1]}")
+    window = {"since": "2026-09-25", "until": "2026-11-07"}
+    mine = [c for c in world if c["location_id"] == location_id]
+    for group_by in ("day", "location", "outcome"):
+        data = client.get("/v1/analytics/calls", {**window, "group_by": group_by}).json()["data"]
+        assert data == _expected(mine, "America/Los_Angeles", date(2026, 9, 25), date(2026, 11, 7), group_by)
+    # Naming another location through the scope finds nothing, as the calls list would.
+    data = client.get("/v1/analytics/calls", {**window, "location_id": str(other_id)}).json()["data"]
+    assert data["totals"]["calls"] == 0 and any(c["location_id"] == other_id for c in world)
 
 
 def test_the_default_range_is_the_last_30_local_days(api, org):
