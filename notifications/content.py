@@ -41,8 +41,9 @@ def render(name: str, subject: str, context: dict) -> Content:
 
 
 def _when(call) -> str:
-    """The call's start in its location's time zone (UTC without a location), e.g. "Nov 20, 2026, 12:00 UTC"."""
-    zone_name = call.location.timezone if call.location_id else "UTC"
+    """The call's start in its location's time zone (the organization's without a location), e.g.
+    "Nov 20, 2026, 12:00 America/Los_Angeles"."""
+    zone_name = call.location.timezone if call.location_id else call.organization.time_zone
     try:
         zone = ZoneInfo(zone_name)
     except (KeyError, ValueError):

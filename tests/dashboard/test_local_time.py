@@ -12,6 +12,9 @@ from dashboard.pages.overview import build_chart, day_starts
 from knowledge.services import calendar_create
 from tests.dashboard.calls_support import bulk_calls
 from tests.dashboard.test_calendars_and_bookings_pages import HOURS, book
+from tests.webhooks.helpers import make_subscription
+from webhooks.models import Delivery
+from webhooks.services import emit
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +148,15 @@ def test_the_overview_page_counts_today_from_local_midnight(admin_client, org):
     assert response.context["chart"]["table"][-1]["total"] == 1
     assert response.context["chart"]["table"][-2]["total"] == 1
     assert "(Pacific/Kiritimati)" in response.content.decode()
+
+
+def test_the_webhook_replay_reads_its_times_in_the_orgs_zone(admin_client, org):
+    in_zone(org, "Pacific/Kiritimati")  # UTC+14: read as UTC, an hour ago there would be 13 hours ahead
+    sub = make_subscription(org, enabled=False)
+    missed = emit(org=org, type="call.ended", data={})  # while disabled: no delivery yet
+    sub.enabled = True
+    sub.save()
+    since = (timezone.now() - timedelta(hours=1)).astimezone(org.zone).strftime("%Y-%m-%dT%H:%M")
+    done = admin_client.post(f"/settings/webhooks/{sub.pk}/replay/", {"since": since}, follow=True)
+    assert "1 event queued" in done.content.decode()
+    assert Delivery.objects.get(subscription=sub).event_id == missed.id

@@ -200,3 +200,11 @@ def test_a_callback_on_a_call_that_ends_as_a_robocall_was_already_mailed(runtime
     call = request_callback(runtime)
     runtime.complete(call.runtime_call_id, classification="robocall", outcome="", messages=[])
     assert len(send_pending()) == 2
+
+
+def test_a_call_without_a_location_is_dated_in_the_organizations_zone(runtime, recipients, org):
+    org.time_zone = "America/Los_Angeles"
+    org.save(update_fields=["time_zone"])
+    request_callback(runtime)  # started at 12:00 UTC, no location
+    send_pending()
+    assert all("Call started: Nov 20, 2026, 04:00 America/Los_Angeles" in m.body for m in mail.outbox)
