@@ -30,6 +30,11 @@ def _fold(text: str) -> str:
     return _WHITESPACE.sub(" ", text.replace("\u0130", "i").lower())
 
 
+def fold_quote(text: str) -> str:
+    """A quote or a turn as verification compares them: lowercase, every run of whitespace one space."""
+    return _fold(text)
+
+
 def _unfolding(text: str):
     """The function from a position in `_fold(text)` (not inside a folded run) to the same place in `text`."""
     folded_at, shift_after, shift = [], [], 0

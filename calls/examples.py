@@ -27,6 +27,8 @@ def _call(org, *, outcome="order") -> Call:
         disposition=Call.Disposition.COMPLETED, scorable=True,
         summary="The caller ordered two margherita pizzas for pickup and asked about parking.", outcome=outcome,
         outcome_tags=["pickup"], trail=["greeting", "order", "confirmation"],
+        fields={"pizza_count": {"label": "Pizzas", "type": "number", "value": 2, "evidence": "two margheritas",
+                                "evidence_verified": True}},
     )
 
 

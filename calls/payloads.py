@@ -121,6 +121,12 @@ def _quality_check(check: dict) -> dict:
     }
 
 
+def fields_data(call: Call) -> dict:
+    """The call's call fields as stored at completion: `{name: {label, type, value, evidence, evidence_verified}}`."""
+    keys = ("label", "type", "value", "evidence", "evidence_verified")
+    return {name: {key: entry.get(key) for key in keys} for name, entry in sorted((call.fields or {}).items())}
+
+
 def call_detail_data(call: Call) -> dict:
     """A call as `GET /v1/calls/{id}` shows it (and the runtime's completion answers): the list item plus the
     transcript, the quality checks, when the outcome is `order` the order, and what the agent knew (the knowledge
@@ -134,6 +140,7 @@ def call_detail_data(call: Call) -> dict:
         "knowledge_version": call.knowledge_version,
         "facts_used": [{"id": fact["id"], "label": fact["label"]} for fact in call.facts_used],
         "unanswered_questions": list(call.unanswered_questions),
+        "fields": fields_data(call),
     }
 
 
@@ -148,6 +155,7 @@ def call_ended_data(call: Call, order: Order | None) -> dict:
         "call_url": call_url(call.pk),
         "trail": list(call.trail),
         "outcome": call.outcome or "",
+        "fields": fields_data(call),
     }
     if call.outcome == "order" and order is not None:
         # At call.ended the order is as first placed: status `new` (spec, States and transitions rule 1).

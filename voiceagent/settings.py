@@ -249,6 +249,7 @@ SPECTACULAR_SETTINGS = {
         "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
         "EventTypeEnum": "webhooks.models.EVENT_TYPES",
         "DestinationTypeEnum": "knowledge.models.EscalationRule.DestinationType",
+        "CallFieldTypeEnum": "knowledge.models.CallField.Type",
     },
 }
 

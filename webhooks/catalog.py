@@ -75,6 +75,17 @@ ORDER = strict({
     "payment_collected_at": nullable(TIMESTAMP),
 })
 
+# The organization's call fields as the call stored them (docs/api.md#call-fields), keyed by the field's name then.
+CALL_FIELD_VALUE = strict({
+    "label": {"type": "string"},
+    "type": {"enum": ["string", "number", "boolean", "date", "enum"]},
+    "value": {"type": ["string", "number", "boolean"]},
+    "evidence": nullable({"type": "string"}),
+    "evidence_verified": {"type": "boolean"},
+})
+CALL_FIELDS = {"type": "object", "propertyNames": {"pattern": r"^[a-z][a-z0-9_]{0,63}$"},
+               "additionalProperties": CALL_FIELD_VALUE}
+
 _CALL_ENDED_BASE = {
     "call_id": UUID,
     "location_id": nullable(UUID),
@@ -90,6 +101,7 @@ _CALL_ENDED_BASE = {
     "call_url": {"type": "string", "pattern": r"^https?://[^\s]+/calls/[0-9a-f-]{36}$"},
     "trail": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string"},
+    "fields": CALL_FIELDS,
 }
 CALL_ENDED = {
     **strict({**_CALL_ENDED_BASE, "order_status": {"const": "new"}, "order": ORDER}, required=list(_CALL_ENDED_BASE)),
@@ -210,8 +222,8 @@ DATA_SCHEMAS["meeting.outcome_approved"] = strict({
 })
 
 DESCRIPTIONS = {
-    "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome and, for an "
-    "`order` outcome, the order with its status.",
+    "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
+    "organization's call fields as heard (`fields`) and, for an `order` outcome, the order with its status.",
     "call.recording_ready": "A call's recording can be fetched (GET /v1/calls/{id}/recording).",
     "call_order.status_changed": "An order placed during a call moved to another status (by the team, the API or "
     "the caller).",

@@ -11,6 +11,7 @@ from calls import payloads
 from calls.models import Call, OrderStatus
 from calls.selectors import call_order, call_recording
 from core.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
+from knowledge.models import CallField
 
 
 class TranscriptTurnSerializer(serializers.Serializer):
@@ -118,6 +119,15 @@ class FactUsedSerializer(serializers.Serializer):
     label = serializers.CharField(help_text="The fact's label when the call ended.")
 
 
+class CallFieldValueSerializer(serializers.Serializer):
+    label = serializers.CharField(help_text="The call field's label when the call ended.")
+    type = serializers.ChoiceField(choices=CallField.Type.choices)
+    value = serializers.JSONField(help_text="A string, number or boolean, of the field's type; a date is YYYY-MM-DD.")
+    evidence = serializers.CharField(allow_null=True, help_text="The quote of the transcript; null when none was "
+                                     "given or the transcript does not say it.")
+    evidence_verified = serializers.BooleanField(help_text="True when the quote appears in the transcript.")
+
+
 class CallDetailSerializer(CallSerializer):
     transcript = TranscriptTurnSerializer(many=True)
     quality_checks = QualityCheckSerializer(many=True)
@@ -126,10 +136,12 @@ class CallDetailSerializer(CallSerializer):
     facts_used = FactUsedSerializer(many=True, help_text="The facts the agent relied on, as they were then.")
     unanswered_questions = serializers.ListField(child=serializers.CharField(),
                                                  help_text="What callers asked that the agent could not answer.")
+    fields = serializers.DictField(child=CallFieldValueSerializer(), help_text="The organization's call fields as "
+                                   "the agent heard them, keyed by each field's name when the call ended.")
 
     class Meta(CallSerializer.Meta):
         fields = [*CallSerializer.Meta.fields, "transcript", "quality_checks", "order", "knowledge_version",
-                  "facts_used", "unanswered_questions"]
+                  "facts_used", "unanswered_questions", "fields"]
 
     def to_representation(self, call):
         return payloads.call_detail_data(call)

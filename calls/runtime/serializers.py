@@ -185,6 +185,12 @@ class CallCompleteSerializer(StrictInputSerializer):
         help_text="What callers asked that the agent could not answer.",
     )
 
+    fields = serializers.DictField(
+        required=False, default=dict,
+        help_text="The organization's call fields as heard: {name: {value, evidence?}}; each value of its field's "
+        "type, evidence a quote of the transcript.",
+    )
+
     def validate_quality_checks(self, checks):
         quotes = sum(len(check["evidence"]) for check in checks)
         if quotes > MAX_QUOTES_PER_CALL:

@@ -131,6 +131,7 @@ class CallCompleteView(RuntimeAPIView):
             knowledge_version=data["knowledge_version"],
             facts_used=data["facts_used"],
             unanswered_questions=data["unanswered_questions"],
+            fields=data["fields"],
         )
         call = selectors.call_get(org=self.org, call_id=call.pk)
         return Response({"data": payloads.call_detail_data(call)})

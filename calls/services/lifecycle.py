@@ -17,6 +17,7 @@ from orgs.models import Organization
 from webhooks.services import emit
 
 from .. import payloads
+from ..call_fields import call_field_values, evidence_pseudo_checks
 from ..evidence import evidence_marks
 from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, Message
 from .lookups import existing_contact, locked_call, org_row, runtime_phone
@@ -94,7 +95,7 @@ def _score_from_checks(checks: list[dict]) -> int | None:
 COMPLETION_FIELDS = [
     "status", "ended_at", "duration_seconds", "classification", "disposition", "summary", "outcome", "outcome_tags",
     "transcript", "quality_checks", "evidence_marks", "caller_name", "caller_email", "scorable", "score", "contact",
-    "knowledge_version", "facts_used", "unanswered_questions", "updated_at",
+    "knowledge_version", "facts_used", "unanswered_questions", "fields", "updated_at",
 ]
 
 
@@ -130,6 +131,7 @@ def call_complete(
     knowledge_version: int | None = None,
     facts_used: list | None = None,
     unanswered_questions: list[str] | None = None,
+    fields: dict | None = None,
 ) -> tuple[Call, bool]:
     """Records the finished call and emits what follows from it: (call, completed_now).
 
@@ -137,6 +139,7 @@ def call_complete(
     call-start fields) lets a completion whose start was lost create the call. Real engagement: the call is
     scorable, a new caller becomes a contact (`contact.created`, unless the org turned auto-saving off), and
     `call.ended` and `call.message_taken` go out. The other classifications are unscorable and emit none of them.
+    `fields` are the org's call fields as the agent heard them (calls.call_fields: checked, evidence verified).
     """
     if (outcome == "order") != (order is not None):
         raise ValidationFailed(field_errors={"order": ["An order is required if and only if the outcome is 'order'."]})
@@ -151,6 +154,8 @@ def call_complete(
         real = classification == Classification.REAL_ENGAGEMENT
         transcript = transcript or []
         checks = _checks_with_verification(quality_checks or [], transcript)
+        call.fields = call_field_values(org=org, location_id=call.location_id, reported=fields or {},
+                                        real_engagement=real, transcript=transcript)
         call.status = Call.Status.COMPLETED
         call.ended_at = ended_at
         call.duration_seconds = (
@@ -163,7 +168,8 @@ def call_complete(
         call.outcome_tags = list(outcome_tags or [])
         call.transcript = transcript
         call.quality_checks = checks
-        call.evidence_marks = evidence_marks(transcript, checks)  # once here, so the call page only reads them
+        # Once here, so the call page only reads them; the fields' quotes are numbered after the checks.
+        call.evidence_marks = evidence_marks(transcript, checks + evidence_pseudo_checks(call.fields))
         call.caller_name = caller_name or None
         call.caller_email = caller_email or None
         call.knowledge_version = knowledge_version

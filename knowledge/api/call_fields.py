@@ -41,7 +41,7 @@ class CallFieldInput(StrictInputSerializer):
     label = serializers.CharField(max_length=200)
     description = serializers.CharField(max_length=1000, required=False, allow_blank=True,
                                         help_text="What the agent should listen for.")
-    type = serializers.ChoiceField(choices=CallField.Type.values)
+    type = serializers.ChoiceField(choices=CallField.Type.choices)
     choices = serializers.ListField(child=serializers.CharField(max_length=200), max_length=50, required=False,
                                     help_text="enum only: 1 to 50 distinct strings.")
     required = serializers.BooleanField(required=False)
