@@ -1,6 +1,8 @@
 """Bookings: every member sees the org's bookings (upcoming first, then past; filters calendar, location, status,
 dates) and cancels one through `calls.services.bookings.booking_cancel`, the service /v1/bookings uses."""
 
+from zoneinfo import ZoneInfo
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -70,7 +72,8 @@ class BookingCancelView(OrgMixin, View):
 
     def post(self, request, *args, **kwargs):
         booking, canceled = booking_cancel(booking=get_for_org(Booking, self.org, self.kwargs["booking_id"]))
-        when = timezone.localtime(booking.start_at).strftime("%b %-d, %H:%M")
+        # Said as the list shows it: the calendar's local time, zone named.
+        when = f"{timezone.localtime(booking.start_at, ZoneInfo(booking.timezone)):%b %-d, %H:%M} {booking.timezone}"
         if canceled:
             messages.success(request, f"Booking for {booking.contact_name or 'the caller'} on {when} canceled: the "
                                       "slot is free again.")

@@ -160,3 +160,12 @@ def test_the_webhook_replay_reads_its_times_in_the_orgs_zone(admin_client, org):
     done = admin_client.post(f"/settings/webhooks/{sub.pk}/replay/", {"since": since}, follow=True)
     assert "1 event queued" in done.content.decode()
     assert Delivery.objects.get(subscription=sub).event_id == missed.id
+
+
+def test_canceling_a_booking_says_when_it_was_in_its_calendars_zone(admin_client, org):
+    calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles", slot_minutes=60,
+                               weekly_hours=HOURS)
+    start = (timezone.now() + timedelta(days=3)).replace(hour=3, minute=30, second=0, microsecond=0)
+    booking = book(org, calendar, start)
+    page = admin_client.post(f"/bookings/{booking.pk}/cancel", follow=True).content.decode()
+    assert f"on {start.astimezone(LA):%b %-d, %H:%M} America/Los_Angeles canceled" in page
