@@ -32,10 +32,11 @@ def spreadsheet_safe(text: str) -> str:
 @dataclass(frozen=True)
 class Column:
     """One column: its header `name`, where its value comes from (`source`: a `values_list` lookup, the name by
-    default, or an expression correlated to the row) and an optional `render(value)` before the cell is written."""
+    default, an expression correlated to the row, or a tuple of those, whose values `render` then gets as a tuple)
+    and an optional `render(value)` before the cell is written."""
 
     name: str
-    source: str | Expression | None = None
+    source: str | Expression | tuple | None = None
     render: Callable[[Any], Any] | None = None
 
 
@@ -76,26 +77,37 @@ def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: 
     so the first row would wait for the last.
     """
     columns = list(columns)
-    expressions = {f"export_{i}": c.source for i, c in enumerate(columns) if isinstance(c.source, Expression)}
-    lookups = [f"export_{i}" if isinstance(c.source, Expression) else (c.source or c.name)
-               for i, c in enumerate(columns)]
+    expressions, lookups, positions = {}, [], []
+    for i, column in enumerate(columns):
+        sources = column.source if isinstance(column.source, tuple) else (column.source or column.name,)
+        start = len(lookups)
+        for j, source in enumerate(sources):
+            if isinstance(source, Expression):
+                expressions[f"export_{i}_{j}"] = source
+                source = f"export_{i}_{j}"
+            lookups.append(source)
+        positions.append(slice(start, len(lookups)) if isinstance(column.source, tuple) else start)
     renders = [c.render for c in columns]
     writer = csv.writer(_Echo())
     with transaction.atomic(using=rows.db):
         values = rows.annotate(**expressions).values_list(*lookups).iterator(chunk_size=chunk_size)
-        first = list(itertools.islice(values, 1))  # the query runs here
-        header = writer.writerow([c.name for c in columns])
-        batch = [header]
-        for row in itertools.chain(first, values):
-            batch.append(writer.writerow([
-                cell(render(value) if render else value, tz) for value, render in zip(row, renders, strict=True)
-            ]))
-            # The header and the first row leave at once (the time to the first byte), then whole chunks.
-            if len(batch) >= chunk_size or len(batch) == 2 and header is batch[0]:
+        try:
+            first = list(itertools.islice(values, 1))  # the query runs here
+            batch, flush_at = [writer.writerow([c.name for c in columns])], 2
+            for row in itertools.chain(first, values):
+                values_of_row = [row[position] for position in positions]
+                batch.append(writer.writerow([
+                    cell(render(value) if render else value, tz)
+                    for value, render in zip(values_of_row, renders, strict=True)
+                ]))
+                # The header and the first row leave at once (the time to the first byte), then whole chunks.
+                if len(batch) >= flush_at:
+                    yield "".join(batch)
+                    batch, flush_at = [], chunk_size
+            if batch:
                 yield "".join(batch)
-                batch, header = [], None
-        if batch:
-            yield "".join(batch)
+        finally:
+            values.close()  # the cursor, while its transaction lasts (a client gone mid-download included)
 
 
 def _started(first: str, rest: Iterator[str]) -> Iterator[str]:

@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 
+from core.api.exports import ExportFallbackView
 from core.metrics import metrics_view
 from dashboard.urls import meetings_urls
 
@@ -11,6 +12,7 @@ from .api import fallbacks
 from .api.fallbacks import UnknownEndpointView
 from .docs import ApiDocsView
 
+EXPORT_KINDS = frozenset({"calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations"})
 v1 = [
     path("", include("orgs.api.urls")),
     path("", include("knowledge.api.urls")),
@@ -18,6 +20,8 @@ v1 = [
     path("", include("calls.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("audit.api.urls")),
+    # After every app's `exports/<kind>.csv`: another format of a kind is 400 on `format`, anything else 404.
+    path("exports/<str:name>", ExportFallbackView.as_view(kinds=EXPORT_KINDS)),
 ]
 
 urlpatterns = [

@@ -49,17 +49,22 @@ BOOKING_RESPONSE = envelope(BookingSerializer)
 
 
 class BookingListView(OrgAPIView):
+    filter_params = BookingParams
+    time_field = "start_at"
+
     @extend_schema(
         operation_id="bookings_list", summary="List bookings", tags=BOOKING_TAGS,
         description="Latest start first; cursor-paginated; `since`/`until` filter on `start_at` (inclusive).",
         parameters=[BookingParams], responses={200: list_envelope(BookingSerializer), **error_responses(400)},
     )
     def get(self, request):
-        params = self.validate_query(BookingParams)
-        filters = ("calendar_id", "location_id", "contact_id", "status", "since", "until")
-        rows = selectors.booking_list(org=self.org, **{name: params.get(name) for name in filters})
-        return item_list_response(rows, params, item=serializer_item(BookingSerializer), time_field="start_at",
-                                  scope="bookings")
+        params = self.validate_query(self.filter_params)
+        return item_list_response(self.rows(params), params, item=serializer_item(BookingSerializer),
+                                  time_field=self.time_field, scope="bookings")
+
+    def rows(self, params: dict):
+        """The bookings the query selects, unordered (paged here, streamed by the export)."""
+        return selectors.booking_list(org=self.org, **self.filter_params.filters(params))
 
 
 class BookingDetailView(OrgAPIView):

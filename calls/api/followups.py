@@ -96,14 +96,17 @@ def follow_up_data(kind: str, item) -> dict:
 
 class FollowUpListView(OrgAPIView):
     kind = ""
+    filter_params = FollowUpParams
+    time_field = "created_at"
 
     def get(self, request):
-        params = self.validate_query(FollowUpParams)
-        filters = {k: params.get(k) for k in ("handled", "location_id", "since", "until", "call_id")}
-        rows, has_more, cursor = paginate(
-            selectors.follow_up_list(org=self.org, kind=self.kind, **filters), params, scope=KINDS[self.kind][0]
-        )
+        params = self.validate_query(self.filter_params)
+        rows, has_more, cursor = paginate(self.rows(params), params, scope=KINDS[self.kind][0])
         return list_response([follow_up_data(self.kind, row) for row in rows], has_more, cursor)
+
+    def rows(self, params: dict):
+        """The follow-ups the query selects, unordered (paged here, streamed by the export)."""
+        return selectors.follow_up_list(org=self.org, kind=self.kind, **self.filter_params.filters(params))
 
 
 class FollowUpDetailView(OrgAPIView):
@@ -163,6 +166,9 @@ class OrderParams(ListParams):
 
 
 class OrderListView(OrgAPIView):
+    filter_params = OrderParams
+    time_field = "placed_at"
+
     @extend_schema(
         operation_id="orders_list", summary="List orders", tags=["Orders"], parameters=[OrderParams],
         description="Every order placed on a call, newest first by `placed_at`: the `call.ended` order object "
@@ -170,12 +176,13 @@ class OrderListView(OrgAPIView):
         responses={200: list_envelope(OrderSerializer), **error_responses(400)},
     )
     def get(self, request):
-        params = self.validate_query(OrderParams)
-        filters = {k: params.get(k) for k in ("status", "location_id", "since", "until")}
-        rows, has_more, cursor = paginate(
-            selectors.order_list(org=self.org, **filters), params, time_field="placed_at", scope="orders"
-        )
+        params = self.validate_query(self.filter_params)
+        rows, has_more, cursor = paginate(self.rows(params), params, time_field=self.time_field, scope="orders")
         return list_response([payloads.order_detail_data(order) for order in rows], has_more, cursor)
+
+    def rows(self, params: dict):
+        """The orders the query selects, unordered (paged here, streamed by the export)."""
+        return selectors.order_list(org=self.org, **self.filter_params.filters(params))
 
 
 class OrderDetailView(OrgAPIView):

@@ -2,12 +2,14 @@ from django.urls import path
 
 from .analytics import CallAnalyticsView
 from .bookings import BookingCancelView, BookingDetailView, BookingListView
+from .exports import EXPORT_VIEWS
 from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
 from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
 
 urlpatterns = [
     path("calls", CallListView.as_view(), name="calls"),
+    *(path(f"exports/{name}.csv", view.as_view(), name=f"export-{name}") for name, view in EXPORT_VIEWS.items()),
     path("calls/<str:id>", CallDetailView.as_view(), name="call"),
     path("calls/<str:id>/recording", CallRecordingView.as_view(), name="call-recording"),
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),

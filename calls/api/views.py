@@ -45,6 +45,9 @@ class CallListParams(ListParams):
 
 
 class CallListView(OrgAPIView):
+    filter_params = CallListParams
+    time_field = "started_at"
+
     @extend_schema(
         operation_id="calls_list",
         summary="List calls",
@@ -57,13 +60,13 @@ class CallListView(OrgAPIView):
         tags=["Calls"],
     )
     def get(self, request):
-        params = self.validate_query(CallListParams)
-        filters = {key: params.get(key) for key in (
-            "since", "until", "location_id", "contact_id", "outcome", "disposition", "classification", "scorable",
-            "has_recording", "direction", "status", "q",
-        )}
-        calls = selectors.call_filter(org=self.org, **filters)
-        return item_list_response(calls, params, item=call_data_sql(), time_field="started_at", scope="calls")
+        params = self.validate_query(self.filter_params)
+        return item_list_response(self.rows(params), params, item=call_data_sql(), time_field=self.time_field,
+                                  scope="calls")
+
+    def rows(self, params: dict):
+        """The calls the query selects, unordered: the list pages them, the export (exports.py) streams them."""
+        return selectors.call_filter(org=self.org, **self.filter_params.filters(params))
 
 
 class CallDetailView(OrgAPIView):

@@ -4,8 +4,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from contacts import selectors, services
+from contacts.exports import CONTACT_COLUMNS
 from contacts.models import Contact
 from core.api.docs import envelope, error_responses, list_envelope
+from core.api.exports import ExportMixin, export_get
 from core.api.serializers import serializer_item
 from core.api.views import OrgAPIView, data_response, item_list_response
 
@@ -19,6 +21,9 @@ ID_PARAMETER = OpenApiParameter(
 
 
 class ContactListView(OrgAPIView):
+    filter_params = ContactListParams
+    time_field = "created_at"
+
     @extend_schema(
         operation_id="contacts_list",
         summary="List or search contacts",
@@ -30,9 +35,13 @@ class ContactListView(OrgAPIView):
         tags=["Contacts"],
     )
     def get(self, request):
-        params = self.validate_query(ContactListParams)
-        contacts = selectors.contact_list(org=self.org, search=params.get("search"))
-        return item_list_response(contacts, params, item=serializer_item(ContactSerializer), scope="contacts")
+        params = self.validate_query(self.filter_params)
+        return item_list_response(self.rows(params), params, item=serializer_item(ContactSerializer),
+                                  time_field=self.time_field, scope="contacts")
+
+    def rows(self, params: dict):
+        """The contacts the query selects, unordered (paged here, streamed by the export)."""
+        return selectors.contact_list(org=self.org, **self.filter_params.filters(params))
 
     @extend_schema(
         operation_id="contacts_create",
@@ -78,3 +87,11 @@ class ContactDetailView(OrgAPIView):
         data = self.validate_body(ContactInputSerializer, partial=True)
         contact = services.contact_update(contact=contact, **data)
         return data_response(ContactSerializer(contact).data)
+
+
+class ContactExportView(ExportMixin, ContactListView):
+    export_name = "contacts"
+    get = export_get("contacts", ContactListParams)
+
+    def columns(self):
+        return CONTACT_COLUMNS

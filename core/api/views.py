@@ -106,5 +106,11 @@ class ListParams(PageParams):
             raise serializers.ValidationError({name: ["This parameter may not be empty."] for name in blank})
         return super().to_internal_value(data)
 
+    @classmethod
+    def filters(cls, params: dict) -> dict:
+        """The filters of a validated query by name, absent ones None: every parameter but the page's. A list and
+        its export (core.api.exports) hand them to the same selector, so a filter is defined once."""
+        return {name: params.get(name) for name in cls._declared_fields if name not in PageParams._declared_fields}
+
 
 __all__ = ["OrgAPIView", "ListParams", "data_response", "item_list_response", "list_response", "paginate"]

@@ -1,6 +1,8 @@
 """One matrix over every /v1 endpoint: no key, wrong scheme case, read key on writes, another org's key, another
 org's ids. Each case asserts the status, the exact body, and that nothing changed (no row, no event)."""
 
+from types import SimpleNamespace
+
 import pytest
 from django.apps import apps
 from django.urls import get_resolver
@@ -97,9 +99,14 @@ ENDPOINTS = {
     "/v1/audit-events": ("get",),
     "/v1/audit-events/verify": ("get",),
     "/v1/audit-events/{audit_event}": ("get",),
+    **{f"/v1/exports/{kind}.csv": ("get",) for kind in (
+        "calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations")},
+    "/v1/exports/{export}": ("get",),  # any other name: another format of a kind (400) or nothing (404)
 }
 # The audit trail needs the `audit` scope besides what the method needs.
 AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit_event}"}
+# CSV downloads of the lists: another org's key gets the header row alone.
+EXPORTS = {template for template in ENDPOINTS if template.startswith("/v1/exports/") and "{" not in template}
 # The same for every organization: the event catalog.
 SHARED = {"/v1/event-types"}
 CASES = [(template, method) for template, methods in ENDPOINTS.items() for method in methods]
@@ -169,6 +176,7 @@ def world(org, admin, settings):
         "booking": Booking.objects.get(calendar=calendar),
         "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number"),
         "audit_event": AuditEvent.objects.for_org(org).order_by("occurred_at").first(),
+        "export": SimpleNamespace(pk="payments.csv"),  # no such kind
     }
 
 
@@ -268,6 +276,9 @@ def test_a_missing_id_answers_the_same_bytes_as_another_orgs(world, write_key, o
 def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, template):
     response = request(client_with(f"Bearer {other_key[1]}"), "get", template, world)
     assert response.status_code == 200
+    if template in EXPORTS:
+        assert b"".join(response.streaming_content).decode().count("\r\n") == 1
+        return
     data = response.json()["data"]
     if template in SHARED:
         assert data == request(client_with(f"Bearer {write_key[1]}"), "get", template, world).json()["data"]
@@ -294,7 +305,8 @@ def test_the_matrix_covers_every_route():
                 yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
             else:
                 view = getattr(pattern.callback, "cls", None)
-                yield prefix + str(pattern.pattern), tuple(m for m in ("get", *WRITE_METHODS) if hasattr(view, m))
+                yield prefix + str(pattern.pattern), tuple(
+                    m for m in ("get", *WRITE_METHODS) if hasattr(view, m) and m in view.http_method_names)
 
     routes = {
         "/" + re.sub(r"<(?:\w+:)?(\w+)>", "{}", path): methods

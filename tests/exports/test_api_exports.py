@@ -1,0 +1,125 @@
+"""/v1/exports/<kind>.csv: every kind is its list (the same rows in the same order, the same fields as columns, the
+same filters), spreadsheet-safe, the key's organization's only, and bad input answered like the lists'."""
+
+import pytest
+from django.http import StreamingHttpResponse
+
+from calls.models import CallbackRequest
+
+from .conftest import HYPERLINK, KINDS, as_cells, exported, listed
+
+pytestmark = pytest.mark.django_db
+
+
+def validation(field_errors):
+    return {"error": "Validation failed", "details": {"formErrors": [], "fieldErrors": field_errors}}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_export_is_its_list_row_for_row_and_column_for_column(read_api, rows, kind):
+    items = listed(read_api, kind)
+    assert items, "the fixture makes rows of every kind"
+    header, *lines = exported(read_api, kind)
+    assert header == list(items[0])
+    assert lines == [as_cells(item) for item in items]
+
+
+def test_handled_by_and_nested_values_are_written_as_json(api, read_api, rows, write_key):
+    callback = CallbackRequest.objects.get(call=rows["ordered"])
+    assert api.patch(f"/v1/callbacks/{callback.pk}", {"handled": True}, format="json").status_code == 200
+    header, line = exported(read_api, "callbacks")
+    record = dict(zip(header, line, strict=True))
+    key = write_key[0]
+    assert record["handled"] == "true"
+    assert record["handled_by"] == f'{{"type":"api_key","id":"{key.pk}","name":"{key.name}"}}'
+    assert [as_cells(item) for item in listed(read_api, "callbacks")] == [line]
+    header, *calls = exported(read_api, "calls")
+    assert dict(zip(header, calls[1], strict=True))["outcome_tags"] == '["message","+1"]'
+
+
+def test_a_formula_is_written_as_text(read_api, rows):
+    contacts = exported(read_api, "contacts")
+    assert any(row[2] == "'" + HYPERLINK for row in contacts[1:])
+    summaries = [dict(zip(calls_header, row, strict=True))["summary"]
+                 for calls_header, *calls in [exported(read_api, "calls")] for row in calls]
+    assert "'" + HYPERLINK in summaries
+    [message_row] = [r for r in exported(read_api, "messages")[1:] if "owe" in "".join(r)]
+    assert "'-2+3 is what I owe" in message_row and "'@Sam" in message_row
+    assert all(not value.startswith(("=", "+", "-", "@")) for row in contacts for value in row)
+
+
+@pytest.mark.parametrize(("kind", "params", "count"), [
+    ("calls", {"location_id": "annex"}, 1),
+    ("calls", {"status": "in_progress"}, 1),
+    ("calls", {"outcome": "order", "has_recording": "true"}, 1),
+    ("calls", {"q": "pepperoni"}, 2),
+    ("contacts", {"search": "555 0999"}, 1),
+    ("bookings", {"status": "canceled"}, 0),
+    ("orders", {"status": "new", "location_id": "main"}, 1),
+    ("orders", {"location_id": "annex"}, 0),
+    ("callbacks", {"handled": "true", "since": "2020-01-01T00:00:00Z"}, 0),
+    ("messages", {"location_id": "annex"}, 1),
+])
+def test_filters_select_what_the_list_selects(read_api, rows, kind, params, count):
+    params = {name: str(rows[value].pk) if value in ("main", "annex") else value for name, value in params.items()}
+    items = listed(read_api, kind, params)
+    header, *lines = exported(read_api, kind, params)
+    assert len(lines) == count
+    assert lines == [as_cells(item) for item in items]
+
+
+def test_another_orgs_rows_are_absent(read_api, other_api, rows):
+    for kind in KINDS:
+        ours = "".join("".join(line) for line in exported(read_api, kind))
+        assert "Rival" not in ours and "+14155550666" not in ours
+        header, *theirs = exported(other_api, kind)
+        assert len(theirs) == len(listed(other_api, kind))
+    assert len(exported(other_api, "calls")) == 2
+
+
+def test_the_download_streams(read_api, rows):
+    response = read_api.get("/v1/exports/calls.csv")
+    assert isinstance(response, StreamingHttpResponse)
+    assert response["RateLimit-Limit"]  # the per-key rate limit applies, as to every /v1 read
+    response.close()  # as a WSGI server does: the export's transaction ends with it
+
+
+@pytest.mark.parametrize(("query", "field_errors"), [
+    ({"limit": "5"}, {"limit": ["Unknown query parameter."]}),
+    ({"cursor": "x"}, {"cursor": ["Unknown query parameter."]}),
+    ({"colour": "red"}, {"colour": ["Unknown query parameter."]}),
+    ({"since": "yesterday"}, {"since": [
+        "Datetime has wrong format. Use one of these formats instead: "
+        "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."]}),
+    ({"status": "ringing"}, {"status": ['"ringing" is not a valid choice.']}),
+])
+def test_bad_filters_are_400_like_the_lists(read_api, query, field_errors):
+    response = read_api.get("/v1/exports/calls.csv", query)
+    assert (response.status_code, response.json()) == (400, validation(field_errors))
+    if "limit" not in query and "cursor" not in query:
+        assert read_api.get("/v1/calls", query).json() == validation(field_errors)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_another_format_is_400_on_format(read_api, kind):
+    response = read_api.get(f"/v1/exports/{kind}.xlsx")
+    assert (response.status_code, response.json()) == (400, validation(
+        {"format": ["Unknown format 'xlsx': exports are csv."]}))
+
+
+@pytest.mark.parametrize("path", ["/v1/exports/users.csv", "/v1/exports/calls", "/v1/exports/", "/v1/exports/.csv"])
+def test_an_unknown_kind_is_404(read_api, path):
+    response = read_api.get(path)
+    assert (response.status_code, response.json()) == (404, {"error": "not_found"})
+
+
+def test_a_key_is_required(anon_api):
+    for path in ("/v1/exports/calls.csv", "/v1/exports/calls.xlsx", "/v1/exports/users.csv"):
+        response = anon_api.get(path)
+        assert (response.status_code, response.json()) == (401, {"error": "unauthorized"})
+
+
+def test_an_export_takes_no_write(api):
+    response = api.post("/v1/exports/contacts.csv", {"phone_number": "+14155550100"}, format="json")
+    assert response.status_code == 405
+    assert not api.get("/v1/contacts").json()["data"]
