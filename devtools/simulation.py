@@ -189,13 +189,20 @@ class Conversation:
 class Simulator:
     """Plays scenarios against one org through a RuntimeClient. Returns one `{call_id, scenario}` per call."""
 
-    def __init__(self, client: RuntimeClient, *, seed: int | None = None, now: datetime | None = None):
+    def __init__(self, client: RuntimeClient, *, seed: int | None = None, now: datetime | None = None,
+                 location_id: str | None = None):
         self.client = client
         self.rng = random.Random(seed)
         self.now = now or datetime.now(tz=UTC)
         self.audio = wav_tone()
         _, body, _ = client.knowledge()
         self.knowledge = body["data"]
+        # Every call at this one location (`simulate_calls --location`), else at one picked at random per call.
+        self.locations = self.knowledge["locations"]
+        if location_id is not None:
+            self.locations = [loc for loc in self.locations if loc["id"] == str(location_id)]
+            if not self.locations:
+                raise ValueError(f"No location {location_id} in this organization.")
         self.greeting_org = self.knowledge["organization"]["name"]
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -207,8 +214,7 @@ class Simulator:
         return f"{first} {last}", number, f"{local.replace(chr(39), '')}@example.com"
 
     def _location(self):
-        locations = self.knowledge["locations"]
-        return self.rng.choice(locations) if locations else None
+        return self.rng.choice(self.locations) if self.locations else None
 
     def _start(self, *, from_number: str | None, ago_minutes: float | None = None) -> tuple[str, datetime, dict]:
         ago = ago_minutes if ago_minutes is not None else self.rng.uniform(10, 60 * 24 * 3)

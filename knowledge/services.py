@@ -188,11 +188,11 @@ def resolve_location(org: Organization, location):
 
 def _clean_location(org: Organization, values: dict) -> dict:
     values = _strip(values, *values)
-    _require_text(values, "name", "address", "timezone", "phone_number")
+    _require_text(values, "name", "timezone")  # address and phone: the dashboard's form requires them
     check_lengths(values, KNOWLEDGE_CAPS)
     if "timezone" in values:
         check_timezone(values["timezone"])
-    if "phone_number" in values:
+    if values.get("phone_number"):
         values["phone_number"] = normalize_phone(values["phone_number"], region=org.default_phone_region)
     return values
 
@@ -435,9 +435,10 @@ AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", Es
 
 
 @transaction.atomic
-def location_create(*, org: Organization, name: str, address: str, timezone: str, phone_number: str,
+def location_create(*, org: Organization, name: str, timezone: str, address: str = "", phone_number: str = "",
                     actor=None) -> Location:
-    """Creates a location; `timezone` must be an IANA name, the phone is stored E.164. Duplicate name: 409.
+    """Creates a location; `timezone` must be an IANA name, the phone (when given) is stored E.164. Duplicate name:
+    409. Address and phone may stay empty (the operator's `create_location`); the dashboard asks for both.
 
     An organization's first location sets its time zone, unless someone chose one already (it is no longer UTC)."""
     location = _create(LOCATION, org=org, actor=actor,

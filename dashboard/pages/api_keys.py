@@ -7,6 +7,7 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
 from core.tenancy import get_for_org
+from knowledge.selectors import location_list
 from orgs import selectors, services
 from orgs.models import ApiKey
 
@@ -32,6 +33,27 @@ class ApiKeyCreateForm(DashboardForm):
         initial=ApiKey.Scope.READ,
         widget=forms.RadioSelect,
     )
+    location_ids = forms.MultipleChoiceField(
+        label="Locations", required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Limit the key to these locations: it sees and changes only what happens there. None checked: "
+                  "the whole organization.",
+    )
+
+    def __init__(self, *args, locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location_ids"].choices = [(str(location.pk), location.name) for location in locations]
+        if not self.fields["location_ids"].choices:
+            del self.fields["location_ids"]
+
+
+def _with_location_names(keys, org):
+    """The keys, each with `location_names` (None: the whole organization): one query for the org's locations."""
+    names = dict(location_list(org=org).values_list("pk", "name"))
+    keys = list(keys)
+    for key in keys:
+        key.location_names = None if key.location_ids is None else [
+            names.get(pk, "a deleted location") for pk in key.location_ids]
+    return keys
 
 
 class ApiKeyListView(OrgMixin, TemplateView):
@@ -40,12 +62,16 @@ class ApiKeyListView(OrgMixin, TemplateView):
     template_name = "dashboard/settings/api_keys.html"
 
     def get_context_data(self, **kwargs):
-        return super().get_context_data(keys=selectors.api_key_list(org=self.org), **kwargs)
+        return super().get_context_data(keys=_with_location_names(selectors.api_key_list(org=self.org), self.org),
+                                        **kwargs)
 
 
 class ApiKeyCreateView(AdminRequiredMixin, FormView):
     template_name = "dashboard/settings/api_key_new.html"
     form_class = ApiKeyCreateForm
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "locations": location_list(org=self.org).order_by("name", "id")}
 
     def form_valid(self, form):
         with form.service_errors():
@@ -54,6 +80,7 @@ class ApiKeyCreateView(AdminRequiredMixin, FormView):
                 created_by=self.request.user,
                 name=form.cleaned_data["name"],
                 scope=form.cleaned_data["scope"],
+                location_ids=form.cleaned_data.get("location_ids") or None,
             )
         if form.errors:
             return self.form_invalid(form)

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from knowledge.services import location_create
 from orgs.keys import KEY_PATTERN, digest_key
 from orgs.models import ApiKey
 
@@ -182,3 +183,49 @@ def test_the_session_store_never_holds_the_plaintext(admin_client):
     for row in [*while_pending, *session_rows()]:
         assert plaintext not in row and plaintext[12:] not in row
     assert admin_client.get(CREATED_URL).status_code == 302
+
+
+def _locations(org):
+    return [location_create(org=org, name=name, timezone="UTC") for name in ("Downtown", "Uptown")]
+
+
+def test_admin_creates_a_key_limited_to_locations(admin_client, org):
+    downtown, uptown = _locations(org)
+    form = admin_client.get("/settings/api-keys/new/").content.decode()
+    assert "Downtown" in form and "Uptown" in form and "None checked: the whole organization." in form
+    response = admin_client.post("/settings/api-keys/new/", {"name": "POS", "scope": "read_write",
+                                                              "location_ids": [str(uptown.pk)]})
+    assert response.status_code == 302
+    assert ApiKey.objects.get().location_ids == [uptown.pk]
+    plaintext = plaintext_on(admin_client.get(CREATED_URL).content.decode())
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert client.get("/v1/me").json()["data"]["location_ids"] == [str(uptown.pk)]
+    row = admin_client.get("/settings/api-keys/").content.decode().split('data-testid="api-key-locations">')[1]
+    assert row.startswith("Uptown</td>")
+
+
+def test_a_key_without_locations_is_the_whole_organizations(admin_client, org):
+    _locations(org)
+    create(admin_client)
+    assert ApiKey.objects.get().location_ids is None
+    row = admin_client.get("/settings/api-keys/").content.decode().split('data-testid="api-key-locations">')[1]
+    assert row.startswith('<span class="subtle">All</span>')
+
+
+def test_another_orgs_location_is_refused_beside_the_field(admin_client, org, other_org):
+    _locations(org)
+    foreign = _locations(other_org)[0]
+    response = admin_client.post("/settings/api-keys/new/", {"name": "POS", "scope": "read",
+                                                              "location_ids": [str(foreign.pk)]})
+    assert response.status_code == 200
+    assert "Select a valid choice." in response.content.decode()
+    assert not ApiKey.objects.exists()
+
+
+def test_a_member_cannot_create_a_scoped_key(member_client, org):
+    downtown, _ = _locations(org)
+    response = member_client.post("/settings/api-keys/new/", {"name": "POS", "scope": "read",
+                                                               "location_ids": [str(downtown.pk)]})
+    assert response.status_code == 403
+    assert not ApiKey.objects.exists()

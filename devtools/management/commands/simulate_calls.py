@@ -1,4 +1,5 @@
-"""`simulate_calls --org ORG_ID [--count N] [--scenario NAME]`: realistic calls through the agent runtime API.
+"""`simulate_calls --org ORG_ID [--count N] [--scenario NAME] [--location ID]`: realistic calls through the agent
+runtime API.
 
 Prints one JSON line per call: `{"call_id": ..., "scenario": ...}`. The requests go through the real runtime
 views (in process by default; `--base-url` sends them to a running server instead).
@@ -22,10 +23,11 @@ class Command(BaseCommand):
         parser.add_argument("--count", type=int, default=10, help="How many scenarios to play (default 10).")
         parser.add_argument("--scenario", default="mixed", choices=[*SCENARIOS, "mixed"])
         parser.add_argument("--seed", type=int, default=None, help="Random seed, for a reproducible run.")
+        parser.add_argument("--location", default=None, help="Place every call at this location of the org.")
         parser.add_argument("--base-url", default=None,
                             help="Send the requests to this running server instead of in process.")
 
-    def handle(self, *, org, count, scenario, seed, base_url, **options):
+    def handle(self, *, org, count, scenario, seed, base_url, location, **options):
         organization = Organization.objects.filter(pk=org).first() if _is_uuid(org) else None
         if organization is None:
             raise CommandError(f"No organization with id {org}.")
@@ -36,7 +38,10 @@ class Command(BaseCommand):
         ensure_demo_configuration(organization)
         client = RuntimeClient(org_id=str(organization.pk), base_url=base_url)
         try:
-            simulator = Simulator(client, seed=seed)
+            try:
+                simulator = Simulator(client, seed=seed, location_id=location)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
             for _ in range(count):
                 for line in simulator.play(scenario):
                     self.stdout.write(json.dumps(line))

@@ -19,15 +19,20 @@ class Command(BaseCommand):
         parser.add_argument("--created-by", required=True, help="E-mail of an admin of that organization.")
         parser.add_argument("--name", required=True)
         parser.add_argument("--scopes", required=True, choices=sorted(SCOPES))
+        parser.add_argument("--locations", default=None, metavar="ID[,ID...]",
+                            help="Limit the key to these locations of the organization (default: all of it).")
 
-    def handle(self, *, org, created_by, name, scopes, **options):
+    def handle(self, *, org, created_by, name, scopes, locations, **options):
         try:
             organization = Organization.objects.get(pk=uuid.UUID(org))
         except (ValueError, Organization.DoesNotExist):
             raise CommandError(f"No organization {org}.") from None
         user = get_user_model().objects.filter(username=created_by.strip().lower()).first()
+        location_ids = None if locations is None else [part.strip() for part in locations.split(",") if part.strip()]
         try:
-            key, plaintext = api_key_create(org=organization, created_by=user, name=name, scope=SCOPES[scopes])
+            key, plaintext = api_key_create(
+                org=organization, created_by=user, name=name, scope=SCOPES[scopes], location_ids=location_ids,
+            )
         except DomainError as exc:
             raise CommandError(f"{exc.message} {exc.details or ''}".strip()) from None
         self.stdout.write(f"Created key {key.id} ({key.key_prefix}...). It will not be shown again:")
