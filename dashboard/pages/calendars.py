@@ -102,7 +102,7 @@ class CalendarFormMixin:
 
 class CalendarCreateView(CalendarFormMixin, KnowledgeFormView):
     def get_initial(self):
-        return {"timezone": "UTC", "slot_minutes": 30}
+        return {"timezone": self.org.time_zone, "slot_minutes": 30}  # most calendars keep the organization's hours
 
     def write(self, form):
         return services.calendar_create(org=self.org, actor=self.request.user, **form.service_values())

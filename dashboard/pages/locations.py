@@ -52,6 +52,10 @@ class LocationFormMixin:
 
 
 class LocationCreateView(LocationFormMixin, KnowledgeFormView):
+    def get_initial(self):
+        # A chosen zone is the likely one; UTC is only the default until the first location names the real one.
+        return {"timezone": self.org.time_zone} if self.org.time_zone != "UTC" else {}
+
     def write(self, form):
         return services.location_create(org=self.org, actor=self.request.user, **form.cleaned_data)
 

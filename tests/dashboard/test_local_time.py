@@ -169,3 +169,11 @@ def test_canceling_a_booking_says_when_it_was_in_its_calendars_zone(admin_client
     booking = book(org, calendar, start)
     page = admin_client.post(f"/bookings/{booking.pk}/cancel", follow=True).content.decode()
     assert f"on {start.astimezone(LA):%b %-d, %H:%M} America/Los_Angeles canceled" in page
+
+
+def test_new_calendars_and_locations_start_from_the_organizations_zone(admin_client, org):
+    assert 'name="timezone" value="UTC"' in admin_client.get("/settings/calendars/new/").content.decode()
+    assert 'name="timezone" value=' not in admin_client.get("/locations/new/").content.decode()  # pick the first
+    in_zone(org, "America/Chicago")
+    assert 'name="timezone" value="America/Chicago"' in admin_client.get("/settings/calendars/new/").content.decode()
+    assert 'name="timezone" value="America/Chicago"' in admin_client.get("/locations/new/").content.decode()
