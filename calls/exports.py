@@ -4,8 +4,10 @@ kind, row for row, to its list.
 """
 
 from django.db.models import Exists, OuterRef, Subquery
+from django.db.models.fields.json import KeyTransform
 
 from core.csvexport import Column
+from knowledge.selectors import call_field_list
 
 from .models import Order, Recording
 
@@ -32,9 +34,19 @@ _HANDLED = {
 }
 
 
-def call_columns() -> list[Column]:
-    """`GET /v1/calls`'s item. The recording and the order are probed per row (an index read each), as the list's
-    SQL does: a join would let the planner sort the whole result before the first row leaves."""
+def call_columns(org) -> list[Column]:
+    """`GET /v1/calls`'s item, then one `fields.<name>` column per call field the organization has now (by name):
+    the value the call stored under that name, empty when it has none (a call stored under a name since renamed
+    keeps it under the old one, which is no longer a column). The recording and the order are probed per row (an
+    index read each), as the list's SQL does: a join would let the planner sort the whole result before the first
+    row leaves."""
+    names = call_field_list(org=org).order_by("name").values_list("name", flat=True)
+    return [*_call_columns(), *(
+        Column(f"fields.{name}", source=KeyTransform("value", KeyTransform(name, "fields"))) for name in names
+    )]
+
+
+def _call_columns() -> list[Column]:
     return _columns(
         "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
         "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",

@@ -14,7 +14,7 @@ class CallExportView(ExportMixin, CallListView):
     get = export_get("calls", CallListParams)
 
     def columns(self):
-        return exports.call_columns()
+        return exports.call_columns(self.org)
 
 
 class BookingExportView(ExportMixin, BookingListView):

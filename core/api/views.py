@@ -108,9 +108,12 @@ class ListParams(PageParams):
 
     @classmethod
     def filters(cls, params: dict) -> dict:
-        """The filters of a validated query by name, absent ones None: every parameter but the page's. A list and
-        its export (core.api.exports) hand them to the same selector, so a filter is defined once."""
-        return {name: params.get(name) for name in cls._declared_fields if name not in PageParams._declared_fields}
+        """The filters of a validated query by name, absent ones None: every parameter but the page's (with any a
+        subclass's `to_internal_value` adds). A list and its export (core.api.exports) hand them to the same
+        selector, so a filter is defined once."""
+        paging = PageParams._declared_fields
+        return {**{name: None for name in cls._declared_fields if name not in paging},
+                **{name: value for name, value in params.items() if name not in paging}}
 
 
 __all__ = ["OrgAPIView", "ListParams", "data_response", "item_list_response", "list_response", "paginate"]

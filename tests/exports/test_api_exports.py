@@ -1,10 +1,16 @@
 """/v1/exports/<kind>.csv: every kind is its list (the same rows in the same order, the same fields as columns, the
 same filters), spreadsheet-safe, the key's organization's only, and bad input answered like the lists'."""
 
+from datetime import timedelta
+
 import pytest
 from django.http import StreamingHttpResponse
+from rest_framework.test import APIClient
 
 from calls.models import CallbackRequest
+from knowledge.services import call_field_create
+from tests.calls.conftest import T0, Runtime, iso
+from tests.factories import make_key
 
 from .conftest import HYPERLINK, KINDS, as_cells, exported, listed
 
@@ -123,3 +129,37 @@ def test_an_export_takes_no_write(api):
     response = api.post("/v1/exports/contacts.csv", {"phone_number": "+14155550100"}, format="json")
     assert response.status_code == 405
     assert not api.get("/v1/contacts").json()["data"]
+
+
+def test_the_calls_export_has_a_column_per_call_field(read_api, org, rows):
+    """After the list's fields, `fields.<name>` for each of the organization's call fields by name, with the value
+    as stored (typed: numbers and booleans as such, text made safe), empty for a call without it."""
+    call_field_create(org=org, name="party_size", label="Party size", type="number")
+    call_field_create(org=org, name="allergy", label="Allergy", type="string")
+    call_field_create(org=org, name="wants_delivery", label="Delivery", type="boolean")
+    runtime = Runtime(org)
+    call_id, _ = runtime.start(started_at=T0 + timedelta(hours=3))
+    done = runtime.complete(call_id, outcome="question", ended_at=iso(T0 + timedelta(hours=3, minutes=1)), fields={
+        "party_size": {"value": 4}, "allergy": {"value": "=1+1"}, "wants_delivery": {"value": False}})
+    assert done.status_code in (200, 201), done.content
+    header, *lines = exported(read_api, "calls")
+    items = listed(read_api, "calls")
+    assert header == [*items[0], "fields.allergy", "fields.party_size", "fields.wants_delivery"]
+    assert lines[0][-3:] == ["'=1+1", "4", "false"]
+    assert all(line[-3:] == ["", "", ""] for line in lines[1:])
+    assert [line[:-3] for line in lines] == [as_cells(item) for item in items]
+    assert "fields.party_size" not in exported(read_api, "contacts")[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_key_limited_to_a_location_exports_what_its_list_shows(org, admin, rows, kind):
+    """The export goes through the list's own selection, so a key's location scope narrows both alike."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(org, admin=admin, location_ids=[rows['annex'].pk])[1]}")
+    items = listed(client, kind)
+    header, *lines = exported(client, kind)
+    assert lines == [as_cells(item) for item in items]
+    if kind in ("calls", "messages"):
+        assert [line[header.index("location_id")] for line in lines] == [str(rows["annex"].pk)]
+    if kind in ("orders", "bookings", "callbacks", "escalations"):
+        assert lines == []  # all at the main location
