@@ -5,6 +5,7 @@ foreign-key error (a 500). Five rounds of each, two threads released together.""
 
 import pytest
 
+from audit.models import AuditEvent
 from core.errors import NotFound
 from knowledge.models import Calendar, EscalationRule, Fact, Location
 from knowledge.services import (
@@ -15,6 +16,8 @@ from knowledge.services import (
     location_create,
     location_delete,
 )
+from orgs.models import Organization
+from tests.factories import OrganizationFactory
 from tests.support.races import run_together
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,3 +57,19 @@ def test_linking_to_a_location_being_deleted_never_fails_with_a_database_error(o
     assert not Fact.objects.filter(location__isnull=False).exists()
     assert not Calendar.objects.filter(location__isnull=False).exists()
     assert not EscalationRule.objects.filter(location__isnull=False).exists()
+
+
+def test_two_first_locations_at_once_give_the_org_one_zone_recorded_once():
+    def first_location(org, zone):
+        return lambda: location_create(org=org, name=zone, address="1 Main St", timezone=zone,
+                                       phone_number="+14155550100")
+
+    for n in range(5):
+        org = OrganizationFactory(name=f"Race {n}")
+        outcomes = run_together(first_location(org, "America/Los_Angeles"), first_location(org, "Europe/Paris"))
+        assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+        zone = Organization.objects.get(pk=org.pk).time_zone
+        assert zone in ("America/Los_Angeles", "Europe/Paris")
+        assert Location.objects.filter(organization=org).count() == 2
+        assert [e.changes for e in AuditEvent.objects.for_org(org).filter(action="organization.updated")] == [
+            {"time_zone": ["UTC", zone]}]
