@@ -18,7 +18,7 @@ from knowledge.services import (
 )
 from tests.api.test_matrix import snapshot
 from tests.calls.conftest import Runtime, order_body
-from tests.factories import make_key
+from tests.factories import MembershipFactory, make_key
 
 NOT_FOUND = {"error": "not_found"}
 
@@ -256,3 +256,19 @@ def test_call_fields_of_all_locations_are_read_and_not_changed(l1_api, org, l1, 
     response = l1_api.post("/v1/call-fields", {"name": "seats", "label": "Seats", "type": "number",
                                                "location_ids": [str(l1.id)]}, format="json")
     assert response.status_code == 201
+
+
+def test_an_l1_key_reads_the_team_members_of_l1(l1_api, org, l1, l2):
+    routed_here = team_member_create(org=org, name="Routed to at L1")
+    escalation_rule_create(org=org, name="L1 rule", destination_type="team_member",
+                           destination_team_member=routed_here, keywords=["x"], location=l1)
+    routed_there = team_member_create(org=org, name="Routed to at L2")
+    escalation_rule_create(org=org, name="L2 rule", destination_type="team_member",
+                           destination_team_member=routed_there, keywords=["x"], location=l2)
+    manager = MembershipFactory(organization=org, role="location_manager", location_ids=[l1.id])
+    platform = team_member_create(org=org, name="L1 manager", user=manager.user)
+    team_member_create(org=org, name="Nobody's")
+    listed = {row["name"] for row in l1_api.get("/v1/team-members").json()["data"]}
+    assert listed == {"Routed to at L1", "L1 manager"}
+    assert l1_api.get(f"/v1/team-members/{platform.pk}").status_code == 200
+    assert l1_api.get(f"/v1/team-members/{routed_there.pk}").json() == NOT_FOUND

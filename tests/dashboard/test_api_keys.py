@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from knowledge.models import Location
 from knowledge.services import location_create
 from orgs.keys import KEY_PATTERN, digest_key
 from orgs.models import ApiKey
@@ -229,3 +230,12 @@ def test_a_member_cannot_create_a_scoped_key(member_client, org):
                                                                "location_ids": [str(downtown.pk)]})
     assert response.status_code == 403
     assert not ApiKey.objects.exists()
+
+
+def test_a_location_a_key_is_limited_to_is_not_deleted(admin_client, org):
+    downtown, _ = _locations(org)
+    admin_client.post("/settings/api-keys/new/", {"name": "Downtown POS", "scope": "read",
+                                                  "location_ids": [str(downtown.pk)]})
+    page = admin_client.post(f"/locations/{downtown.pk}/delete/", follow=True).content.decode()
+    assert "API keys are limited to this location: Downtown POS. Revoke them or change their locations first." in page
+    assert Location.objects.filter(pk=downtown.pk).exists()
