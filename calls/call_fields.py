@@ -12,11 +12,22 @@ import math
 from core.errors import ValidationFailed
 from knowledge.models import CallField
 from knowledge.selectors import call_fields_that_apply
+from knowledge.services import CALL_FIELD_NAME
 
 from .evidence import MAX_QUOTE_CHARS, fold_quote
 
 MAX_STRING_CHARS = 1000
 ENTRY_KEYS = frozenset({"value", "evidence"})
+
+
+def _problems(problems: dict, name: str, message: str) -> None:
+    """Adds a problem of call field `name` at its dotted path (`fields.<name>`), which the API reports under
+    `fields` as `<name>: <message>`. A name that is no field name at all (a dot, a digit) is reported as given,
+    whole, rather than read as a deeper path."""
+    if CALL_FIELD_NAME.fullmatch(name):
+        problems.setdefault(f"fields.{name}", []).append(message)
+    else:
+        problems.setdefault("fields", []).append(f"{name!r}: {message}")
 
 
 def _is_number(value) -> bool:
@@ -65,6 +76,26 @@ def _entry_problem(entry) -> str | None:
     return None
 
 
+def call_field_filter(*, org, raw: dict[str, str]) -> dict:
+    """`{name: raw value}` of a call list's `fields.<name>=` filters as the containment the calls must satisfy,
+    `{name: {"value": typed value}}` (answered by the GIN index on calls.fields). A name that is not one of the
+    org's call fields, or a value not of its type, is a 400 under `fields.<name>` (the API: `fields`,
+    `<name>: <problem>`)."""
+    known = {field.name: field for field in CallField.objects.for_org(org).filter(name__in=list(raw))}
+    errors, wanted = {}, {}
+    for name, value in sorted(raw.items()):
+        if name not in known:
+            _problems(errors, name, "not a call field of this organization")
+            continue
+        try:
+            wanted[name] = {"value": parse_filter_value(known[name], value)}
+        except ValueError as problem:
+            _problems(errors, name, str(problem))
+    if errors:
+        raise ValidationFailed(field_errors=errors)
+    return wanted
+
+
 def parse_filter_value(field: CallField, raw: str):
     """A query string's `fields.<name>=<raw>` as the JSON value stored for `field`, or raises ValueError with the
     problem: numbers and booleans are parsed, dates and strings compared as given."""
@@ -93,29 +124,29 @@ def call_field_values(*, org, location_id, reported: dict, real_engagement: bool
     Only the org's fields that apply to the call's location may be reported; a `required` one may be missing
     (or null) only when the call is not a real engagement. A quote is kept when it appears in a turn of the
     transcript (case and runs of whitespace aside), else dropped, the value then `evidence_verified: false`.
-    Raises ValidationFailed under `fields` with every problem, in the order of the names.
+    Raises ValidationFailed with every problem, under `fields.<name>` in the order of the names.
     """
     applicable = {field.name: field for field in call_fields_that_apply(org=org, location_id=location_id)}
     unknown = set(reported) - set(applicable)
     elsewhere = set(CallField.objects.for_org(org).filter(name__in=unknown).values_list("name", flat=True))
     turns = [fold_quote(str(turn.get("text", ""))) for turn in transcript]
-    problems, stored = [], {}
+    problems, stored = {}, {}
     for name in sorted(set(reported) | {name for name, field in applicable.items() if field.required}):
         entry = reported.get(name)
         if name in unknown:
-            problems.append(f"{name}: does not apply to this call's location" if name in elsewhere
-                            else f"{name}: not a call field of this organization")
+            _problems(problems, name, "does not apply to this call's location" if name in elsewhere
+                      else "not a call field of this organization")
             continue
         field = applicable[name]
         if entry is not None and (problem := _entry_problem(entry)):
-            problems.append(f"{name}: {problem}")
+            _problems(problems, name, problem)
             continue
         if entry is None or entry["value"] is None:
             if field.required and real_engagement:
-                problems.append(f"{name}: is required")
+                _problems(problems, name, "is required")
             continue
         if problem := value_problem(field, entry["value"]):
-            problems.append(f"{name}: {problem}")
+            _problems(problems, name, problem)
             continue
         quote = entry.get("evidence")
         folded = fold_quote(quote).strip() if quote else ""
@@ -123,7 +154,8 @@ def call_field_values(*, org, location_id, reported: dict, real_engagement: bool
         stored[name] = {"label": field.label, "type": field.type, "value": entry["value"],
                         "evidence": quote if verified else None, "evidence_verified": verified}
     if problems:
-        raise ValidationFailed(field_errors={"fields": problems})
+        # Dotted paths: the API reports them under `fields` as `<name>: <problem>`, a form beside the field.
+        raise ValidationFailed(field_errors=problems)
     return stored
 
 

@@ -12,6 +12,7 @@ from core.tenancy import get_for_org
 from orgs.models import Organization
 
 from . import search
+from .call_fields import call_field_filter
 from .errors import CallNotFound
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, OrderStatus
 
@@ -30,10 +31,14 @@ def call_list(*, org: Organization, **filters):
 def call_filter(
     *, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None,
     disposition=None, scorable=None, classification=None, has_recording=None, direction=None, status=None, q=None,
+    fields: dict[str, str] | None = None,
 ):
     """The org's calls that pass the list's filters, nothing joined: for a page PostgreSQL renders
-    (calls.payloads.call_data_sql), where joins and deferred columns would only cost compiling."""
+    (calls.payloads.call_data_sql), where joins and deferred columns would only cost compiling. `fields` are
+    `{call field name: raw value}` (calls.call_fields.call_field_filter)."""
     calls = Call.objects.for_org(org)
+    if fields:
+        calls = calls.filter(fields__contains=call_field_filter(org=org, raw=fields))
     if disposition is not None:
         calls = calls.filter(disposition=disposition)
     if scorable is not None:

@@ -43,6 +43,23 @@ class CallListParams(ListParams):
         '"a phrase" in quotes matches in order, `word*` matches a prefix. Still newest first.',
     )
 
+    def to_internal_value(self, data):
+        # `fields.<name>=<value>` names a call field of the org: only the selector knows them, so the raw values go
+        # there (`fields`) and everything else is checked here as usual.
+        field_filters = {key.removeprefix(FIELD_FILTER_PREFIX): data[key] for key in data
+                         if key.startswith(FIELD_FILTER_PREFIX)}
+        rest = data.copy()
+        for name in field_filters:
+            rest.pop(FIELD_FILTER_PREFIX + name)
+        return {**super().to_internal_value(rest), "fields": field_filters}
+
+    @classmethod
+    def filters(cls, params: dict) -> dict:
+        return {**super().filters(params), "fields": params.get("fields")}
+
+
+FIELD_FILTER_PREFIX = "fields."
+
 
 class CallListView(OrgAPIView):
     filter_params = CallListParams
@@ -54,7 +71,10 @@ class CallListView(OrgAPIView):
         description="The call history, newest first by `started_at`, cursor-paginated: pass `next_cursor` back as "
         "`cursor` while `has_more` is true. `limit` is 1 to 100 (default 20). Robocalls, automated dialers and "
         "wrong-number hangups are listed with `scorable: false` and `score: null`. Calls still in progress are "
-        "listed with `status: in_progress` and null end fields.",
+        "listed with `status: in_progress` and null end fields. `fields.<name>=<value>` (repeatable over names) "
+        "keeps the calls whose call field `<name>` was stored with exactly that value, read as the field's type "
+        "(`fields.party_size=4`, `fields.wants_delivery=true`, `fields.pickup_date=2026-11-21`); a name that is not "
+        "one of the organization's call fields, or a value not of its type, is 400 under `fields` (`<name>: ...`).",
         parameters=[CallListParams],
         responses={200: list_envelope(CallSerializer), **error_responses(400)},
         tags=["Calls"],

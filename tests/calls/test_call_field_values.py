@@ -104,6 +104,11 @@ def test_an_unknown_name_is_refused_and_every_problem_is_reported_at_once(runtim
     _refused(response, "crust: must be one of: thin, deep dish", "pizzas: not a call field of this organization")
 
 
+def test_a_name_that_is_no_field_name_is_reported_whole(runtime, fields):
+    _refused(_complete(runtime, {"pizza.count": {"value": 1}})[1],
+             "'pizza.count': not a call field of this organization")
+
+
 def test_fields_must_be_an_object(runtime, fields):
     response = _complete(runtime, ["pizza_count"])[1]
     assert response.status_code == 400
@@ -177,3 +182,68 @@ def test_a_retried_completion_keeps_the_first_fields(runtime, fields):
     again = runtime.complete(call_id, outcome="question", fields={"pizza_count": {"value": 5}})
     assert again.status_code == 200
     assert runtime.call(call_id).fields["pizza_count"]["value"] == 2
+
+
+# --- GET /v1/calls?fields.<name>=<value> ------------------------------------------------------------------------
+
+FILTERED = {  # per call: the values reported; per filter: the calls it must return
+    "a": {"pizza_count": 2, "caller_city": "Oakland", "wants_delivery": True, "pickup_date": "2026-11-21",
+          "crust": "thin"},
+    "b": {"pizza_count": 2.5, "caller_city": "oakland", "wants_delivery": False, "pickup_date": "2026-11-22",
+          "crust": "deep dish"},
+    "c": {"pizza_count": 20},
+}
+
+
+@pytest.fixture
+def filtered_calls(runtime, fields):
+    ids = {}
+    for key, values in FILTERED.items():
+        call_id, response = _complete(runtime, {name: {"value": value} for name, value in values.items()})
+        assert response.status_code == 200, response.content
+        ids[key] = str(runtime.call(call_id).pk)
+    return ids
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("fields.pizza_count=2", {"a"}),
+    ("fields.pizza_count=2.0", {"a"}),
+    ("fields.pizza_count=2.5", {"b"}),
+    ("fields.pizza_count=3", set()),
+    ("fields.caller_city=Oakland", {"a"}),
+    ("fields.caller_city=oakland", {"b"}),
+    ("fields.wants_delivery=true", {"a"}),
+    ("fields.wants_delivery=false", {"b"}),
+    ("fields.pickup_date=2026-11-22", {"b"}),
+    ("fields.crust=deep%20dish", {"b"}),
+    ("fields.crust=thin&fields.pizza_count=2", {"a"}),
+    ("fields.crust=thin&fields.pizza_count=20", set()),
+])
+def test_filters_return_exactly_the_matching_calls(api, filtered_calls, query, expected):
+    response = api.get(f"/v1/calls?{query}")
+    assert response.status_code == 200, response.content
+    assert {item["id"] for item in response.json()["data"]} == {filtered_calls[key] for key in expected}
+
+
+@pytest.mark.parametrize(("query", "field_errors"), [
+    ("fields.pizzas=2", {"fields": ["pizzas: not a call field of this organization"]}),
+    ("fields.pizza_count=two", {"fields": ["pizza_count: must be a number"]}),
+    ("fields.pizza_count=nan", {"fields": ["pizza_count: must be a number"]}),
+    ("fields.wants_delivery=yes", {"fields": ["wants_delivery: must be true or false"]}),
+    ("fields.pickup_date=2026-13-01", {"fields": ["pickup_date: must be a date (YYYY-MM-DD)"]}),
+    ("fields.crust=stuffed", {"fields": ["crust: must be one of: thin, deep dish"]}),
+    ("fields.=x", {"fields": ["'': not a call field of this organization"]}),
+    ("fields.a.b=x", {"fields": ["'a.b': not a call field of this organization"]}),
+])
+def test_a_filter_on_an_unknown_field_or_of_the_wrong_type_is_400(api, fields, query, field_errors):
+    response = api.get(f"/v1/calls?{query}")
+    assert response.status_code == 400
+    assert response.json() == {"error": "Validation failed",
+                               "details": {"formErrors": [], "fieldErrors": field_errors}}
+
+
+def test_another_orgs_field_name_is_unknown_to_the_filter(api, other_org):
+    services.call_field_create(org=other_org, name="table_number", label="Table", type="number")
+    response = api.get("/v1/calls?fields.table_number=1")
+    assert response.json()["details"]["fieldErrors"] == {
+        "fields": ["table_number: not a call field of this organization"]}
