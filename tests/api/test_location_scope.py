@@ -272,3 +272,25 @@ def test_an_l1_key_reads_the_team_members_of_l1(l1_api, org, l1, l2):
     assert listed == {"Routed to at L1", "L1 manager"}
     assert l1_api.get(f"/v1/team-members/{platform.pk}").status_code == 200
     assert l1_api.get(f"/v1/team-members/{routed_there.pk}").json() == NOT_FOUND
+
+
+def test_an_l1_key_works_at_l1(l1_api, org, l1, calls):
+    at_l1 = calls[0]
+    booking = Booking.objects.get(call=at_l1)
+    assert l1_api.post(f"/v1/bookings/{booking.pk}/cancel", {}, format="json").status_code == 200
+    assert l1_api.patch(f"/v1/contacts/{at_l1.contact_id}", {"name": "Jo"}, format="json").status_code == 200
+    rule = l1_api.post("/v1/escalation-rules", {
+        "name": "L1 rule", "keywords": ["x"], "destination_type": "phone", "destination_phone": "+14155550100",
+        "location_id": str(l1.id)}, format="json")
+    assert rule.status_code == 201
+    assert l1_api.patch(f"/v1/escalation-rules/{rule.json()['data']['id']}", {"enabled": False},
+                        format="json").status_code == 200
+    calendar = l1_api.post("/v1/calendars", {"name": "L1 chairs", "timezone": "UTC", "location_id": str(l1.id)},
+                           format="json")
+    assert calendar.status_code == 201
+    assert l1_api.delete(f"/v1/calendars/{calendar.json()['data']['id']}").status_code == 204
+    fact = l1_api.post("/v1/facts", {"label": "Parking", "content": "Free", "location_id": str(l1.id)},
+                       format="json")
+    assert l1_api.put(f"/v1/facts/{fact.json()['data']['id']}", {
+        "label": "Parking", "content": "Paid", "location_id": str(l1.id)}, format="json").status_code == 200
+    assert l1_api.delete(f"/v1/facts/{fact.json()['data']['id']}").status_code == 204
