@@ -294,3 +294,13 @@ def test_an_l1_key_works_at_l1(l1_api, org, l1, calls):
     assert l1_api.put(f"/v1/facts/{fact.json()['data']['id']}", {
         "label": "Parking", "content": "Paid", "location_id": str(l1.id)}, format="json").status_code == 200
     assert l1_api.delete(f"/v1/facts/{fact.json()['data']['id']}").status_code == 204
+
+
+def test_no_filter_or_search_of_the_calls_reaches_l2(l1_api, l2, calls):
+    at_l1, at_l2 = calls
+    for params in ({"location_id": str(l2.id)}, {"contact_id": str(at_l2.contact_id)}):
+        assert l1_api.get("/v1/calls", params).json()["data"] == [], params
+    summary_word = at_l2.summary.split()[0]
+    assert [row["id"] for row in l1_api.get("/v1/calls", {"q": summary_word}).json()["data"]] == [str(at_l1.pk)]
+    for path in ("/v1/callbacks", "/v1/bookings", "/v1/orders"):
+        assert str(at_l2.pk) not in l1_api.get(path, {"limit": 100}).content.decode(), path
