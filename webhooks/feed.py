@@ -1,5 +1,8 @@
 """Org-scoped reads of the event log: the feed (`GET /v1/events`), one event with its deliveries, and a call's trace.
 
+A principal limited to locations (core.tenancy.scoped) sees the events at those locations only (Event.location_rule:
+a location-less event is the whole organization's), each with its deliveries to the subscriptions it sees.
+
 An event is visible for 30 days (retention.RETENTION, the delivery log's retention): older ones answer 404 even
 while a row still exists, so what a client sees never depends on when the daily purge last ran.
 """
@@ -22,12 +25,13 @@ def _visible(org):
     return Event.objects.for_org(org).filter(created_at__gte=timezone.now() - RETENTION)
 
 
-def with_deliveries(queryset):
-    """`queryset` with each event's deliveries (and their subscriptions) as `delivery_list`: one more query."""
+def with_deliveries(queryset, *, org):
+    """`queryset` with each event's deliveries (and their subscriptions) as `delivery_list`: one more query. Only
+    the deliveries to subscriptions `org` sees (a principal limited to locations: not the organization-wide ones)."""
     return queryset.prefetch_related(
         Prefetch(
             "deliveries",
-            queryset=Delivery.objects.select_related("subscription").order_by("created_at", "pk"),
+            queryset=Delivery.objects.for_org(org).select_related("subscription").order_by("created_at", "pk"),
             to_attr="delivery_list",
         )
     )
@@ -50,12 +54,12 @@ def event_feed(*, org, type=None, since=None, until=None, call_id=None):  # noqa
 
 def event_get(*, org, event_id) -> Event:
     """One visible event of the org with `delivery_list`, or NotFound (another org's, expired or unknown id)."""
-    return get_for_org(with_deliveries(_visible(org)), org, event_id)
+    return get_for_org(with_deliveries(_visible(org), org=org), org, event_id)
 
 
 def call_trace(*, org, call_id) -> list[Event]:
     """Every visible event of one call, oldest first, each with `delivery_list`: two queries whatever their number."""
-    return list(with_deliveries(_visible(org).filter(call_id=call_id)).order_by("created_at", "pk"))
+    return list(with_deliveries(_visible(org).filter(call_id=call_id), org=org).order_by("created_at", "pk"))
 
 
 def envelope(event: Event) -> dict:

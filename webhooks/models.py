@@ -9,12 +9,13 @@ is `Delivery.next_attempt_at` in the database, and a worker's claim on a deliver
 import json
 import uuid
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from orgs.tenancy import OrgOwnedModel, OrgOwnedQuerySet, Unlocated
+from orgs.tenancy import AtLocation, LocationRule, OrgOwnedModel, OrgOwnedQuerySet, Unlocated
 
 from . import crypto
 
@@ -44,6 +45,26 @@ class BytesField(models.BinaryField):
         return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
 
 
+class WithinScope(LocationRule):
+    """Subscriptions (through `path`, the lookup to one) seen and changed by a principal limited to locations only
+    when limited to some of those too (docs/api.md#locations-and-scope): the organization-wide ones, and those that
+    reach beyond the scope, are another principal's."""
+
+    what = "organization-wide webhook subscriptions"
+
+    def __init__(self, path: str = ""):
+        self.path = path
+        self.lookup = f"{path}__location_ids" if path else "location_ids"
+
+    def visible(self, location_ids):
+        return Q(**{f"{self.lookup}__contained_by": list(location_ids)})  # null (the whole organization): never
+
+    def writable(self, row, location_ids):
+        if self.path:
+            return True  # a delivery is seen only through a subscription of the scope
+        return row.location_ids is not None and set(row.location_ids) <= location_ids
+
+
 class Subscription(OrgOwnedModel):
     """An org's HTTPS endpoint and the event types it receives.
 
@@ -52,7 +73,7 @@ class Subscription(OrgOwnedModel):
     secret also signs, until `previous_secret_expires_at`.
     """
 
-    location_rule = Unlocated()
+    location_rule = WithinScope()
 
     url = models.CharField(max_length=2048)
     events = models.JSONField(default=list)
@@ -82,6 +103,10 @@ class Subscription(OrgOwnedModel):
     # When a claim last served this subscription: claims take the subscriptions served longest ago first (round
     # robin across claims and worker processes; sender._LOCK_FAIR_SQL). Not indexed, so its update stays HOT.
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # The locations (knowledge.Location ids: that app sits above this one) whose events it receives; null: the whole
+    # organization's, location-less events included. Never empty (orgs.scopes checks it); a location in use here
+    # cannot be deleted (knowledge's delete guard), so a scope is never silently widened.
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
 
     # What `set_enabled` changes: save these (with updated_at) after it.
     ENABLED_FIELDS = ("enabled", "disabled_reason", "disabled_at", "failing_since")
@@ -91,6 +116,13 @@ class Subscription(OrgOwnedModel):
 
     def __str__(self):
         return f"{self.url} ({self.pk})"
+
+    @staticmethod
+    def covering(location_id) -> Q:
+        """The subscriptions that receive an event at `location_id`: the organization-wide ones, and, for a located
+        event, those limited to locations including it (a location-less event goes to the organization-wide only)."""
+        whole_org = Q(location_ids__isnull=True)
+        return whole_org if location_id is None else whole_org | Q(location_ids__contains=[location_id])
 
     def set_enabled(self, enabled: bool, *, reason: str = "", now=None) -> bool:
         """The one rule for switching delivery on or off, whoever does it (a user through `subscription_update`,
@@ -139,6 +171,8 @@ class Event(models.Model):
     location_id = models.UUIDField(null=True, blank=True)
 
     objects = OrgOwnedQuerySet.as_manager()
+    # A principal limited to locations sees their events only: a location-less event is the whole organization's.
+    location_rule = AtLocation("location_id", what="events")
 
     class Meta:
         indexes = [
@@ -173,7 +207,7 @@ class Delivery(OrgOwnedModel):
     put on the broker, so the sweeper re-enqueues only what has waited too long (a lost enqueue).
     """
 
-    location_rule = Unlocated()
+    location_rule = WithinScope("subscription")
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -230,7 +264,7 @@ class Delivery(OrgOwnedModel):
 class DeliveryAttempt(OrgOwnedModel):
     """One HTTP try of a delivery: when, why (scheduled or manual), the status, duration, 2 KB of the reply, error."""
 
-    location_rule = Unlocated()
+    location_rule = WithinScope("delivery__subscription")
 
     class Trigger(models.TextChoices):
         SCHEDULED = "scheduled", "Scheduled"

@@ -21,10 +21,11 @@ from .tasks import publisher
 MAX_REPLAY_DAYS = 30
 
 # One statement: a new pending delivery for each event in range with no delivery to this subscription, and a
-# failed one re-armed (fresh attempts) where one exists. A succeeded or pending delivery is left alone, which makes
-# the same replay queue nothing the second time. Priority 1: behind the subscription's live deliveries (and, by the
-# claim's round robin, never ahead of another subscription's). The returned ids are exactly the rows inserted or
-# re-armed.
+# failed one re-armed (fresh attempts) where one exists. Only events the subscription covers now (emit's rule,
+# Subscription.covering): at one of its locations when it has any, every event of the organization when not. A
+# succeeded or pending delivery is left alone, which makes the same replay queue nothing the second time. Priority 1:
+# behind the subscription's live deliveries (and, by the claim's round robin, never ahead of another subscription's).
+# The returned ids are exactly the rows inserted or re-armed.
 _REPLAY_SQL = """
     INSERT INTO webhooks_delivery (
         id, organization_id, created_at, updated_at, event_id, subscription_id, status, attempt_count,
@@ -35,7 +36,7 @@ _REPLAY_SQL = """
            %(now)s, %(manual)s, %(now)s, NULL, NULL, NULL, '', NULL, NULL, 1
       FROM webhooks_event e
      WHERE e.organization_id = %(org)s AND e.created_at >= %(since)s AND e.created_at <= %(until)s
-       AND e.type = ANY(%(types)s)
+       AND e.type = ANY(%(types)s) AND (%(locations)s::uuid[] IS NULL OR e.location_id = ANY(%(locations)s::uuid[]))
     ON CONFLICT (event_id, subscription_id) DO UPDATE
        SET status = EXCLUDED.status, attempt_count = 0, next_attempt_at = EXCLUDED.next_attempt_at,
            next_trigger = EXCLUDED.next_trigger, enqueued_at = EXCLUDED.enqueued_at, claimed_until = NULL,
@@ -51,7 +52,8 @@ _REPLAY_COUNT_SQL = """
       FROM webhooks_event e
       LEFT JOIN webhooks_delivery d ON d.event_id = e.id AND d.subscription_id = %(subscription)s
      WHERE e.organization_id = %(org)s AND e.created_at >= %(since)s AND e.created_at <= %(until)s
-       AND e.type = ANY(%(types)s) AND (d.id IS NULL OR d.status = %(failed)s)
+       AND e.type = ANY(%(types)s) AND (%(locations)s::uuid[] IS NULL OR e.location_id = ANY(%(locations)s::uuid[]))
+       AND (d.id IS NULL OR d.status = %(failed)s)
 """
 
 
@@ -81,7 +83,8 @@ def _check_types(types) -> list[str]:
 
 def subscription_replay(*, subscription: Subscription, since, until=None, types=None) -> int:
     """Queues, to this enabled subscription, every event of its org created in [since, until] (until defaults to
-    now; since at most 30 days ago) whose type it receives (and is in `types` when given) that has no delivery to it
+    now; since at most 30 days ago) whose type it receives (and is in `types` when given), at one of its locations
+    when it is limited to some (location-less events then never), that has no delivery to it
     that succeeded or is pending. Returns how many were queued. Conflict (`enabled`) when it is disabled: nothing
     would be sent; Conflict (`replay`) while an earlier replay or recover of it is still being delivered;
     ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
@@ -95,7 +98,8 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
             raise Conflict("enabled", "This subscription is disabled: enable it, then replay.")
         params = {
             "now": now, "subscription": locked.pk, "org": locked.organization_id, "since": since,
-            "until": until, "types": sorted(wanted), "pending": Delivery.Status.PENDING,
+            "until": until, "types": sorted(wanted), "locations": locked.location_ids,
+            "pending": Delivery.Status.PENDING,
             "failed": Delivery.Status.FAILED, "manual": DeliveryAttempt.Trigger.MANUAL,
         }
         with connection.cursor() as cursor:

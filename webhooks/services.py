@@ -25,7 +25,10 @@ from django.utils import timezone
 
 from audit import services as audit
 from core.errors import Conflict, ValidationFailed
+from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
+from orgs.scopes import clean_location_ids
+from orgs.tenancy import ScopeForbidden
 
 from . import crypto, quotas
 from .catalog import CALL_ID_FIELDS
@@ -71,7 +74,9 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
     serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
-    that are enabled, belong to `org` and list `type` each get one pending delivery, due now.
+    that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
+    pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
+    manager's change is still delivered to the organization-wide subscriptions).
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
@@ -84,7 +89,9 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
             call_id=_call_id(type, data), location_id=location_id,
         )
-        subscriptions = Subscription.objects.for_org(org).filter(enabled=True, events__contains=[type])
+        subscriptions = Subscription.objects.filter(
+            Subscription.covering(location_id), organization_id=org.pk, enabled=True, events__contains=[type]
+        )
         deliveries = Delivery.objects.bulk_create(
             [
                 Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
@@ -161,10 +168,10 @@ def _clean_rate_limit(value) -> int | None:
     return value
 
 
-def _clean(changes: dict) -> dict:
-    """The cleaned value of each of url, events, description, rate_limit_per_second present in `changes`, every
-    field checked before anything is refused (one ValidationFailed naming them all). Resolves the URL's host (DNS):
-    call it before opening a transaction, never while one holds locks."""
+def _vet(changes: dict) -> tuple[dict, dict]:
+    """(cleaned values, field errors) of each of url, events, description, rate_limit_per_second present in
+    `changes`, every field checked. Resolves the URL's host (DNS): call it before opening a transaction, never while
+    one holds locks."""
     cleaners = {
         "url": _clean_url, "events": _clean_events, "description": _clean_description,
         "rate_limit_per_second": _clean_rate_limit,
@@ -177,6 +184,37 @@ def _clean(changes: dict) -> dict:
             cleaned[field] = cleaner(changes[field])
         except ValidationFailed as exc:
             field_errors.update(exc.details["fieldErrors"])
+    return cleaned, field_errors
+
+
+def _check_scope(org, changes: dict) -> None:
+    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization, or
+    of any location beyond its own (an unknown id alike: what lies outside the scope is not told apart)."""
+    scope = location_ids_of(org)
+    if scope is None or "location_ids" not in changes:
+        return
+    named = changes["location_ids"]
+    if named is None:
+        raise ScopeForbidden(Subscription.location_rule.what, scope)
+    if isinstance(named, list) and any(_as_uuid(value) not in scope for value in named if _as_uuid(value)):
+        raise ScopeForbidden("webhook subscriptions of other locations", scope)
+
+
+def _as_uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value)) if isinstance(value, (str, uuid.UUID)) else None
+    except ValueError:
+        return None
+
+
+def _finish_cleaning(org, changes: dict, cleaned: dict, field_errors: dict) -> dict:
+    """Adds the cleaned `location_ids` (when given) to `cleaned`, then refuses every bad field at once (one
+    ValidationFailed naming them all). Locks the locations named (orgs.scopes): call it inside the transaction."""
+    if "location_ids" in changes:
+        try:
+            cleaned["location_ids"] = clean_location_ids(org=org, location_ids=changes["location_ids"])
+        except ValidationFailed as exc:
+            field_errors.update(exc.details["fieldErrors"])
     if field_errors:
         raise ValidationFailed(field_errors=field_errors)
     return cleaned
@@ -184,19 +222,23 @@ def _clean(changes: dict) -> dict:
 
 def subscription_create(
     *, org, url: str, events: list[str], description: str = "", enabled: bool = True,
-    rate_limit_per_second: int | None = None,
+    rate_limit_per_second: int | None = None, location_ids: list | None = None,
 ):
     """Creates a subscription with a fresh secret. Returns (subscription, plaintext secret): the only time the
-    secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description) on bad input;
-    the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf). Conflict
-    (`subscriptions`) when the organization has QUOTA_SUBSCRIPTIONS_PER_ORG already.
+    secret is available in clear. Raises ValidationFailed (fieldErrors url/events/description/location_ids) on bad
+    input; the URL must be https:// and must not resolve to a non-public address (see webhooks.ssrf). Conflict
+    (`subscriptions`) when the organization has QUOTA_SUBSCRIPTIONS_PER_ORG already. `location_ids` limits it to
+    those locations' events (None: the whole organization's); ScopeForbidden when `org` is seen through a scope
+    that does not hold them all (docs/api.md#locations-and-scope).
 
     The URL is vetted (DNS included) once, here, before the transaction opens: no network wait inside it."""
-    cleaned = _clean(
-        {"url": url, "events": events, "description": description, "rate_limit_per_second": rate_limit_per_second}
-    )
+    changes = {"url": url, "events": events, "description": description,
+               "rate_limit_per_second": rate_limit_per_second, "location_ids": location_ids}
+    _check_scope(org, changes)
+    cleaned, field_errors = _vet(changes)
     secret = crypto.generate_secret()
     with transaction.atomic():
+        cleaned = _finish_cleaning(org, changes, cleaned, field_errors)
         quotas.check_subscriptions(org)
         subscription = Subscription.objects.create(
             organization=org,
@@ -211,7 +253,7 @@ def subscription_create(
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
-AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second")
+AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second", "location_ids")
 
 
 def _record_update(locked: Subscription, before: dict) -> None:
@@ -225,13 +267,17 @@ def _record_update(locked: Subscription, before: dict) -> None:
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
-    """Changes any of url, events, description, rate_limit_per_second, enabled (same rules as create). Turning
-    delivery on or off follows `Subscription.set_enabled` (enabling clears the disabled reason); deliveries of a
-    disabled subscription are not sent (recover them after re-enabling). The caller has already scoped
-    `subscription` to the org. Input (DNS included) is vetted before the row is locked; the change itself is one
-    transaction."""
-    cleaned = _clean(changes)
+    """Changes any of url, events, description, rate_limit_per_second, location_ids, enabled (same rules as
+    create). Turning delivery on or off follows `Subscription.set_enabled` (enabling clears the disabled reason);
+    deliveries of a disabled subscription are not sent (recover them after re-enabling). Narrowing its locations
+    drops what is queued for it from the others. The caller has already scoped `subscription` to the org (and to
+    its own locations: `subscription.organization` is the org as it was read through). Input (DNS included) is
+    vetted before the row is locked; the change itself is one transaction."""
+    org = subscription.organization
+    _check_scope(org, changes)
+    cleaned, field_errors = _vet(changes)
     with transaction.atomic():
+        cleaned = _finish_cleaning(org, changes, cleaned, field_errors)
         locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
         before = audit.values_of(locked, AUDITED)
         fields = list(cleaned)
@@ -243,7 +289,39 @@ def subscription_update(*, subscription: Subscription, **changes) -> Subscriptio
         if fields:
             locked.save(update_fields=[*fields, "updated_at"])
             _record_update(locked, before)
+        if locked.location_ids is not None and before["location_ids"] != locked.location_ids:
+            _drop_uncovered(locked)
     return locked
+
+
+# What a subscription narrowed to fewer locations (or from the whole organization) no longer covers, among its
+# deliveries still waiting: gone, as if emitted after the change. One in flight (its lease unexpired) finishes.
+_DROP_UNCOVERED_SQL = """
+    DELETE FROM webhooks_delivery d
+     USING webhooks_event e
+     WHERE d.subscription_id = %(subscription)s AND d.status = 'pending' AND e.id = d.event_id
+       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+       AND (e.location_id IS NULL OR NOT e.location_id = ANY(%(locations)s::uuid[]))
+"""
+
+
+def _drop_uncovered(locked: Subscription) -> None:
+    """Deletes the waiting deliveries of events `locked` no longer covers. Assumes its row is locked."""
+    with connection.cursor() as cursor:
+        cursor.execute(_DROP_UNCOVERED_SQL, {"subscription": locked.pk, "now": timezone.now(),
+                                             "locations": locked.location_ids})
+
+
+def refuse_delete_of_location_in_use(location) -> None:
+    """Conflict (`details.field` = `webhook_subscriptions`, naming them) while subscriptions are limited to the
+    location: deleting it would silently widen or empty what they receive. Registered with
+    knowledge.services.delete_guard; runs with the location locked, and `_finish_cleaning` locks the locations a
+    subscription names, so none is limited to it meanwhile."""
+    urls = sorted(Subscription.objects.filter(organization_id=location.organization_id,
+                                              location_ids__contains=[location.pk]).values_list("url", flat=True))
+    if urls:
+        raise Conflict("webhook_subscriptions", f"Webhook subscriptions are limited to this location: "
+                       f"{', '.join(urls)}. Delete them or change their locations first.")
 
 
 @transaction.atomic
@@ -309,35 +387,42 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
 
 @transaction.atomic
 def deliveries_recover(*, subscription: Subscription, since) -> int:
-    """Re-queues every failed delivery of the subscription created at or after `since` (at most 30 days ago),
-    each with a fresh set of attempts. Returns how many were re-queued: exactly the rows it reset, which are the
-    rows it enqueues (a delivery that stopped being failed meanwhile is neither counted nor enqueued). Conflict
-    (`replay`) while an earlier replay or recover of it is still being delivered; ReplayQuotaReached past the
-    organization's hourly quota (webhooks.quotas)."""
+    """Re-queues every failed delivery of the subscription created at or after `since` (at most 30 days ago) of
+    an event it covers now (at one of its locations, when limited), each with a fresh set of attempts. Returns how
+    many were re-queued: exactly the rows it reset, which are the rows it enqueues (a delivery that stopped being
+    failed meanwhile is neither counted nor enqueued). Conflict (`replay`) while an earlier replay or recover of it
+    is still being delivered; ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
     now = timezone.now()
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:
         raise ValidationFailed(field_errors={"since": ["Must not be in the future."]})
     locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
-    count = Delivery.objects.filter(subscription_id=locked.pk, status=Delivery.Status.FAILED,
-                                    created_at__gte=since).count()
+    failed = Delivery.objects.filter(subscription_id=locked.pk, status=Delivery.Status.FAILED, created_at__gte=since)
+    if locked.location_ids is not None:
+        failed = failed.filter(event__location_id__in=locked.location_ids)
+    count = failed.count()
     quotas.take_replay_quota(subscription=locked, kind="recover", count=count)
-    ids = _requeue_failed(subscription=subscription, since=since, now=now)
+    ids = _requeue_failed(subscription=locked, since=since, now=now)
     publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
                  target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 
-# One statement: the rows it resets are exactly the rows it returns. Priority 1: recovered deliveries queue behind
-# the subscription's live ones (sender._CLAIM_SQL). Under READ COMMITTED a row another
-# transaction changed meanwhile (a manual retry, a delete) is re-checked after its lock and left out.
+# One statement: the rows it resets are exactly the rows it returns. A subscription limited to locations gets back
+# only its locations' events, as it covers them now (its locations may have been narrowed since they failed).
+# Priority 1: recovered deliveries queue behind the subscription's live ones (sender._CLAIM_SQL). Under READ
+# COMMITTED a row another transaction changed meanwhile (a manual retry, a delete) is re-checked after its lock and
+# left out.
 _RECOVER_SQL = """
     UPDATE webhooks_delivery
        SET status = %(pending)s, attempt_count = 0, next_attempt_at = %(now)s, next_trigger = %(manual)s,
            enqueued_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s, priority = 1
      WHERE subscription_id = %(subscription)s AND status = %(failed)s AND created_at >= %(since)s
+       AND (%(locations)s::uuid[] IS NULL OR EXISTS (
+            SELECT 1 FROM webhooks_event e
+             WHERE e.id = webhooks_delivery.event_id AND e.location_id = ANY(%(locations)s::uuid[])))
     RETURNING id
 """
 
@@ -351,7 +436,7 @@ def _requeue_failed(*, subscription: Subscription, since, now) -> list:
             {
                 "pending": Delivery.Status.PENDING, "failed": Delivery.Status.FAILED,
                 "manual": DeliveryAttempt.Trigger.MANUAL, "now": now, "since": since,
-                "subscription": subscription.pk,
+                "subscription": subscription.pk, "locations": subscription.location_ids,
             },
         )
         return [row[0] for row in cursor.fetchall()]

@@ -53,7 +53,8 @@ class EventListView(OrgMixin, TemplateView):
         page, rows = None, []
         if not form.is_bound or form.is_valid():
             filters = form.feed_filters() if form.is_bound else {}
-            events = feed.with_deliveries(feed.event_feed(org=self.org, **filters)).order_by("-created_at", "-id")
+            events = feed.with_deliveries(feed.event_feed(org=self.org, **filters), org=self.org)
+            events = events.order_by("-created_at", "-id")
             page = Paginator(events, PAGE_SIZE).get_page(self.request.GET.get("page"))
             rows = [_row(event) for event in page.object_list]
         return super().get_context_data(

@@ -18,6 +18,7 @@ from django.views.generic import FormView, TemplateView, View
 
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.tenancy import get_for_org
+from knowledge import selectors as knowledge_selectors
 from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
@@ -46,9 +47,28 @@ class WebhookForm(DashboardForm):
         help_text="Optional, 1 to 1,000: this endpoint never gets more than that. Empty: no limit.",
     )
 
-    def __init__(self, *args, **kwargs):
+    location_ids = forms.MultipleChoiceField(
+        label="Locations", required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Only the events of calls and bookings at these locations. None ticked: every event of the "
+        "organization, those of no location included.",
+    )
+
+    def __init__(self, *args, locations=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["events"].choices = [(event, event) for event in EVENT_TYPES]
+        self.fields["location_ids"].choices = [(str(location.pk), location.name) for location in locations]
+
+    def clean_location_ids(self):
+        return self.cleaned_data["location_ids"] or None  # none ticked: the whole organization
+
+
+class WebhookFormMixin:
+    template_name = "dashboard/webhooks/form.html"
+    form_class = WebhookForm
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(),
+                "locations": knowledge_selectors.location_list(org=self.org).order_by("name", "id")}
 
 
 class WebhookRotateForm(DashboardForm):
@@ -75,10 +95,7 @@ class WebhookListView(OrgMixin, TemplateView):
         return super().get_context_data(subscriptions=selectors.subscription_list_with_health(self.org), **kwargs)
 
 
-class WebhookCreateView(AdminRequiredMixin, FormView):
-    template_name = "dashboard/webhooks/form.html"
-    form_class = WebhookForm
-
+class WebhookCreateView(WebhookFormMixin, AdminRequiredMixin, FormView):
     def form_valid(self, form):
         with form.service_errors():
             subscription, secret = services.subscription_create(org=self.org, **form.cleaned_data)
@@ -130,20 +147,20 @@ class WebhookDetailView(SubscriptionMixin, TemplateView):
         test = self.request.session.pop(TEST_RESULT, None)
         if test and test.get("subscription_id") != str(subscription.pk):
             test = None
+        locations = None if subscription.location_ids is None else list(
+            knowledge_selectors.location_list(org=self.org).filter(pk__in=subscription.location_ids).order_by("name"))
         return super().get_context_data(
             health=health, page=page, deliveries=page.object_list, now=timezone.now(), event_types=EVENT_TYPES,
-            test=test, stats=selectors.subscription_stats(subscription), **kwargs
+            test=test, stats=selectors.subscription_stats(subscription), locations=locations, **kwargs
         )
 
 
-class WebhookEditView(SubscriptionMixin, FormView):
-    template_name = "dashboard/webhooks/form.html"
-    form_class = WebhookForm
-
+class WebhookEditView(WebhookFormMixin, SubscriptionMixin, FormView):
     def get_initial(self):
         subscription = self.get_subscription()
         return {"url": subscription.url, "events": subscription.events, "description": subscription.description,
-                "rate_limit_per_second": subscription.rate_limit_per_second}
+                "rate_limit_per_second": subscription.rate_limit_per_second,
+                "location_ids": [str(pk) for pk in subscription.location_ids or ()]}
 
     def form_valid(self, form):
         subscription = self.get_subscription()

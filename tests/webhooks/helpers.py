@@ -7,7 +7,8 @@ from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription
 from webhooks.sender import send_batch
 
 
-def make_subscription(org, *, url="https://hooks.example.com/in", events=("call.ended",), enabled=True, secret=None):
+def make_subscription(org, *, url="https://hooks.example.com/in", events=("call.ended",), enabled=True, secret=None,
+                      location_ids=None):
     """A subscription row written directly (no URL vetting); returns it with `.plain_secret` set."""
     secret = secret or crypto.generate_secret()
     sub = Subscription.objects.create(
@@ -17,6 +18,7 @@ def make_subscription(org, *, url="https://hooks.example.com/in", events=("call.
         enabled=enabled,
         secret_encrypted=crypto.encrypt(secret),
         secret_preview=secret[:8],
+        location_ids=None if location_ids is None else list(location_ids),
     )
     sub.plain_secret = secret
     return sub

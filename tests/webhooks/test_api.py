@@ -38,6 +38,7 @@ def test_create_returns_201_with_the_secret_once_and_the_read_shape(api, org):
     assert data == {
         "id": str(sub.pk), "url": URL, "events": ["call.ended", "contact.created"], "enabled": True,
         "description": "CRM sync", "secret_preview": body["secret"][:8], "rate_limit_per_second": None,
+        "location_ids": None,
         "created_at": iso_ms(sub.created_at), "updated_at": iso_ms(sub.updated_at),
     }
     assert TS.match(data["created_at"])

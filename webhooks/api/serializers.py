@@ -24,6 +24,18 @@ class EventTypesField(serializers.ListField):
     pass
 
 
+@extend_schema_field({"type": ["array", "null"], "items": {"type": "string", "format": "uuid"}, "minItems": 1,
+                      "uniqueItems": True})
+class LocationIdsField(serializers.ListField):
+    pass
+
+
+LOCATION_IDS_HELP = (
+    "The locations whose events it receives (a non-empty list of this organization's locations, no repeats); null "
+    "or absent: the whole organization's, location-less events included (docs: Locations and scope)."
+)
+
+
 class SubscriptionSerializer(serializers.Serializer):
     id = serializers.CharField()
     url = serializers.CharField()
@@ -34,6 +46,7 @@ class SubscriptionSerializer(serializers.Serializer):
     rate_limit_per_second = serializers.IntegerField(
         allow_null=True, help_text="The most deliveries per second this endpoint gets (null: no cap)."
     )
+    location_ids = serializers.ListField(child=serializers.UUIDField(), allow_null=True, help_text=LOCATION_IDS_HELP)
     created_at = TimestampField()
     updated_at = TimestampField()
 
@@ -67,6 +80,10 @@ class SubscriptionCreateInput(StrictInputSerializer):
         help_text="At most this many deliveries per second to this endpoint, over any 10 s within 5% "
         "(1..1000; null or absent: no cap).",
     )
+    # Shape only (a list of strings, or null); the rules (non-empty, no repeats, this organization's, within the
+    # key's own locations) are the service's, as for url and events.
+    location_ids = LocationIdsField(child=serializers.CharField(), required=False, allow_null=True,
+                                    help_text=LOCATION_IDS_HELP)
 
 
 class SubscriptionUpdateInput(SubscriptionCreateInput):

@@ -59,7 +59,8 @@ class SubscriptionListView(SubscriptionBaseView):
         description="The response carries the signing secret, once. The URL must be https:// and must not resolve "
         "to a loopback, private, link-local, multicast, reserved or cloud-metadata address. 409 `conflict` "
         "(`details.field` = `subscriptions`) when the organization has its quota of subscriptions "
-        "(`QUOTA_SUBSCRIPTIONS_PER_ORG`, 20).",
+        "(`QUOTA_SUBSCRIPTIONS_PER_ORG`, 20). `location_ids` limits it to those locations' events; a key limited "
+        "to locations creates only subscriptions limited to some of its own (403 `forbidden` otherwise).",
         request=SubscriptionCreateInput,
         responses={201: SubscriptionWithSecretSerializer, **error_responses(400, 403, 409)},
     )
@@ -80,7 +81,8 @@ class SubscriptionDetailView(SubscriptionBaseView):
     @extend_schema(
         tags=TAGS,
         summary="Update a webhook subscription",
-        description="Any of url, events, description, enabled. Enabling clears the disabled reason.",
+        description="Any of url, events, description, enabled, rate_limit_per_second, location_ids. Enabling "
+        "clears the disabled reason; narrowing the locations drops what still waits for it from the others.",
         request=SubscriptionUpdateInput,
         responses={200: envelope(SubscriptionSerializer), **error_responses(400, 403, 404)},
     )
