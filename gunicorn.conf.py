@@ -28,8 +28,13 @@ logger_class = "voiceagent.gunicorn_logging.ScrubbingLogger"
 
 def post_fork(server, worker):
     """The worker count as gunicorn settled it (a `--workers` on the command line included) for the application's
-    settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe)."""
+    settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe); and the
+    worker's liveness signal for long responses (core/liveness.py)."""
     os.environ["WEB_WORKERS"] = str(server.cfg.workers)
+    # A long streamed response (a CSV export) beats as it makes progress, so the timeout ends stuck workers only.
+    from core import liveness  # noqa: PLC0415 - in the worker, after the fork
+
+    liveness.set_notify(worker.notify)
 
 
 def child_exit(server, worker):
