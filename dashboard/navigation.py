@@ -55,6 +55,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
             NavItem("Escalation rules", "dashboard:escalation-rules", match=("escalation-rule",)),
+            NavItem("Call fields", "dashboard:settings-call-fields", match=("settings-call-field",)),
             NavItem("Calendars", "dashboard:calendars", match=("calendar",)),
             NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
             NavItem("Events", "dashboard:events", match=("events",)),

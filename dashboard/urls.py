@@ -8,6 +8,7 @@ from .pages import (
     auth,
     bookings,
     calendars,
+    call_fields,
     calls,
     contacts,
     escalation_rules,
@@ -95,6 +96,13 @@ urlpatterns = [
          name="escalation-rule-enabled"),
     path("settings/escalation-rules/<uuid:rule_id>/delete/", escalation_rules.EscalationRuleDeleteView.as_view(),
          name="escalation-rule-delete"),
+    # Settings → Call fields (dashboard/pages/call_fields.py).
+    path("settings/call-fields/", call_fields.CallFieldListView.as_view(), name="settings-call-fields"),
+    path("settings/call-fields/new/", call_fields.CallFieldCreateView.as_view(), name="settings-call-field-create"),
+    path("settings/call-fields/<uuid:field_id>/edit/", call_fields.CallFieldEditView.as_view(),
+         name="settings-call-field-edit"),
+    path("settings/call-fields/<uuid:field_id>/delete/", call_fields.CallFieldDeleteView.as_view(),
+         name="settings-call-field-delete"),
     # Settings → Calendars, and the bookings made into them (dashboard/pages/calendars.py, bookings.py).
     path("settings/calendars/", calendars.CalendarListView.as_view(), name="calendars"),
     path("settings/calendars/new/", calendars.CalendarCreateView.as_view(), name="calendar-create"),

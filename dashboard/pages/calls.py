@@ -116,6 +116,21 @@ def _first_turns(transcript: list[dict]) -> dict[tuple[int, str], int]:
     return first
 
 
+def _call_fields(call: Call, *, after: int) -> list[dict]:
+    """The call's fields as stored, in the order of their names, each with `display` (its value as read) and
+    `number`: where its verified quote is numbered in the evidence marks, after the `after` quality checks
+    (calls.call_fields.evidence_pseudo_checks numbers them so), or None without one."""
+    shown, number = [], after
+    for name, entry in sorted((call.fields or {}).items()):
+        value = entry.get("value")
+        display = ("Yes" if value else "No") if isinstance(value, bool) else str(value)
+        if entry.get("evidence"):
+            number += 1
+        shown.append({**entry, "name": name, "display": display,
+                      "number": number if entry.get("evidence") else None, "turn": None})
+    return shown
+
+
 def _folded(quote: str) -> str:
     return " ".join(quote.lower().split())
 
@@ -146,9 +161,11 @@ class CallDetailView(OrgMixin, TemplateView):
         marks = call.evidence_marks
         if marks is None:
             marks = evidence_marks(call.transcript or [], call.quality_checks or [])
+        fields = _call_fields(call, after=len(checks))
+        quoted_fields = {field["number"]: field for field in fields if field["number"] is not None}
         transcript = [
             {**turn, "index": i, "segments": [
-                {**segment, "verdict": verdicts.get(segment["check"])}
+                {**segment, "verdict": verdicts.get(segment["check"]), "field": quoted_fields.get(segment["check"])}
                 for segment in segments(str(turn.get("text", "")), turn_marks)
             ]}
             for i, (turn, turn_marks) in enumerate(zip(call.transcript or [], marks, strict=True), start=1)
@@ -157,6 +174,9 @@ class CallDetailView(OrgMixin, TemplateView):
         for check in checks:
             check["quotes"] = [{"text": q, "turn": first_turns.get((check["number"], _folded(q)))}
                                for q in check.get("evidence") or []]
+        for field in fields:
+            if field["number"] is not None:
+                field["turn"] = first_turns.get((field["number"], _folded(field["evidence"])))
         actions = []
         if order is not None:
             actions = [
@@ -168,7 +188,7 @@ class CallDetailView(OrgMixin, TemplateView):
         return super().get_context_data(
             call=call, order=order, recording=recording,
             playback=recordings.playback(recording, base_url="") if recording is not None else None,
-            checks=checks, transcript=transcript, actions=actions,
+            checks=checks, transcript=transcript, actions=actions, call_fields=fields,
             unscorable=not call.scorable and call.is_completed,
             classification_label=Classification(call.classification).label if call.classification else None,
             sent=call_panel(self.org, call),
