@@ -6,7 +6,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.support.races import run_together
@@ -216,3 +217,19 @@ def test_a_process_that_exits_while_a_publish_is_in_flight_waits_for_it():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [["a", "b"]]
+
+
+def test_a_fair_run_refills_in_the_round_trip_that_records_its_successes(org, settings):
+    """A task's refill claim rides in the query that records its finished POSTs (one round trip per refill, not
+    two): in a healthy drain, every claim after the first is part of a record."""
+    settings.WEBHOOK_SEND_THREADS = 2
+    with Receiver() as receiver:
+        make_subscription(org, url=receiver.url)
+        emit_n(org, 12)
+        with CaptureQueriesContext(connection) as queries:
+            results = send_batch([], extra=2)
+        assert sorted(results.values()) == ["succeeded"] * 12
+        assert len(receiver.ids_answered_ok()) == 12
+    claims = [q["sql"] for q in queries.captured_queries if "EXECUTE webhooks_claim_fair" in q["sql"]]
+    alone = [sql for sql in claims if "INSERT INTO webhooks_deliveryattempt" not in sql]
+    assert len(alone) == 1 and len(claims) >= 6, claims  # 12 deliveries, at most 2 at a time

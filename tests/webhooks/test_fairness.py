@@ -15,7 +15,7 @@ from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Delivery, Subscription
-from webhooks.sender import _CLAIM_FAIR_SQL, claim, send_batch
+from webhooks.sender import _ARGUMENTS, _prepare_claims, claim, send_batch
 from webhooks.services import emit
 
 pytestmark = pytest.mark.usefixtures("allow_local")
@@ -192,12 +192,12 @@ def test_the_fair_claim_reads_indexes_only(org):
         # other indexes in a full CI run); then a tiny table would make a scan the cheapest plan, so scans are off.
         cursor.execute("ANALYZE webhooks_delivery, webhooks_subscription")
         cursor.execute("SET enable_seqscan = off")
-        lock_sql, claim_sql = _CLAIM_FAIR_SQL.removeprefix("SET LOCAL synchronous_commit TO OFF;").split(";", 1)
+        _prepare_claims(cursor)
         now = timezone.now()
         params = {"now": now, "until": now, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0}
         plans = []
-        for sql in (lock_sql, claim_sql):
-            cursor.execute("EXPLAIN " + sql, params)
+        for name in ("webhooks_claim_lock_fair", "webhooks_claim_fair"):
+            cursor.execute(f"EXPLAIN EXECUTE {name}({_ARGUMENTS})", params)
             plans.append("\n".join(row[0] for row in cursor.fetchall()))
         cursor.execute("RESET enable_seqscan")
     for plan in plans:
