@@ -438,3 +438,47 @@ def reset() -> None:
     with _lock:
         _local.clear()
     _down_until = 0.0
+
+
+# A set of recent members (a sorted set scored by when each was added): what is in it and younger than `max_age`
+# seconds. Members older than that are dropped as presumed lost, so a member whose removal never came (a process
+# killed in between) costs nothing after `max_age`.
+_RECENT_COUNT_SCRIPT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+"""
+
+
+def recent_add(key: str, member: str, *, max_age: float) -> None:
+    """Adds `member` to the recent set `key` (nothing when Redis is unreachable)."""
+    if not _redis_ok():
+        return
+    try:
+        name = _name(key)
+        pipe = _client().pipeline(transaction=False)
+        pipe.zadd(name, {member: time.time()})
+        pipe.expire(name, math.ceil(max_age) + 1)
+        pipe.execute()
+    except (RedisError, OSError) as exc:
+        _down(exc)
+
+
+def recent_remove(key: str, member: str) -> None:
+    if not _redis_ok():
+        return
+    try:
+        _client().zrem(_name(key), member)
+    except (RedisError, OSError) as exc:
+        _down(exc)
+
+
+def recent_count(key: str, *, max_age: float) -> int | None:
+    """How many members of the recent set `key` were added in the last `max_age` seconds; None when Redis is
+    unreachable (the caller then knows nothing)."""
+    if not _redis_ok():
+        return None
+    try:
+        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), time.time() - max_age))
+    except (RedisError, OSError) as exc:
+        _down(exc)
+        return None

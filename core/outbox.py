@@ -20,6 +20,11 @@ A `Publisher` puts ids on the broker as that task:
   still buffered when the process dies are not lost: their rows are committed and the sweep takes them.
 
 `sweep` (run by beat) takes the due rows no publish covers any more (`take_due`) and publishes them at once.
+
+`WaitingTasks`, for a task that works any due rows and not only its own ids (the webhook sender's fair claim):
+while enough of its tasks wait on the broker, a publish adds nothing they would not do, so none is made. Without
+it, a burst of commits queued a task per coalescing window, and once the first tasks had drained the backlog the
+workers spent as long again starting and finishing tasks that found nothing (measured: 3.5 s of a 9 s drain).
 """
 
 import atexit
@@ -27,6 +32,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -34,6 +40,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+
+from core import counters
 
 BROKER_BACKOFF_SECONDS = 5.0
 
@@ -92,6 +100,7 @@ class Publisher:
     def __init__(
         self, task, *, name: str, items: str, tunables: OutboxSettings, due: Callable, sweep_limit: int,
         batch_size: Callable[[], int] | None = None, window: Callable[[], float] | None = None,
+        waiting: "WaitingTasks | None" = None,
     ):
         self.task = task
         self.name = name
@@ -101,17 +110,19 @@ class Publisher:
         self.sweep_limit = sweep_limit
         self.batch_size = batch_size
         self.window = window
+        self.waiting = waiting
         self.logger = logging.getLogger(name)
         self.down_until = 0.0  # the circuit breaker: no publish before this time.monotonic()
         self._lock = threading.Lock()
         self._coalescer: _Coalescer | None = None
         _publishers.append(self)
 
-    def publish(self, ids, *, now: bool = False, background: bool = False) -> int:
+    def publish(self, ids, *, now: bool = False, background: bool = False, spare: bool = True) -> int:
         """Puts `ids` on the broker; returns how many reached it, or were buffered for the publish at the end of
         the current coalescing window. `now=True`, a full batch, or no window publishes at once. `background=True`
         hands them to this process's publishing thread instead, so the caller never waits for the broker (a
-        request after its commit). Never raises."""
+        request after its commit). `spare=False` (the sweep) publishes even while enough tasks wait. Never
+        raises."""
         ids = [str(pk) for pk in ids]
         if not ids or time.monotonic() < self.down_until:
             return 0
@@ -120,7 +131,7 @@ class Publisher:
             self._get_coalescer().push(ids, window)
             return len(ids)
         if now or window <= 0 or len(ids) >= self._size():
-            return self._send(ids)
+            return self._send(ids, spare=spare)
         if self._get_coalescer().add(ids, window):
             return len(ids)
         return self._send(ids)
@@ -138,23 +149,29 @@ class Publisher:
         ids = take_due(
             self.due(), reenqueue_after_seconds=self.tunables.reenqueue_after_seconds(), limit=self.sweep_limit
         )
-        return self.publish(ids, now=True) if ids else 0
+        return self.publish(ids, now=True, spare=False) if ids else 0
 
     def _size(self) -> int:
         return self.batch_size() if self.batch_size else 1
 
-    def _send(self, ids: list[str]) -> int:
-        """One task per `_size()` ids; how many ids reached the broker."""
+    def _send(self, ids: list[str], *, spare: bool = True) -> int:
+        """One task per `_size()` ids; how many ids reached the broker. With `spare` (all but the sweep, the safety
+        net), nothing is published while enough of this publisher's tasks wait (`WaitingTasks`)."""
         if time.monotonic() < self.down_until:
             return 0
         size = self._size()
         sent = 0
         for start in range(0, len(ids), size):
             chunk = ids[start : start + size]
+            if spare and self.waiting is not None and self.waiting.enough():
+                return len(ids)  # the tasks waiting take these rows too
             try:
                 # No publish retries: the publishing request must not hang; the sweep covers what is not sent.
-                self.task.apply_async((chunk if self.batch_size else chunk[0],), retry=False)
+                task_id = str(uuid.uuid4())
+                self.task.apply_async((chunk if self.batch_size else chunk[0],), retry=False, task_id=task_id)
                 sent += len(chunk)
+                if self.waiting is not None:
+                    self.waiting.add(task_id)
             except Exception:  # noqa: BLE001 - any broker failure means "the sweep will do it"
                 with self._lock:
                     self.down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
@@ -235,6 +252,32 @@ class _Coalescer:
             if ids:
                 self.send(ids)
         return bool(ids)
+
+
+class WaitingTasks:
+    """The tasks of one publisher put on the broker and not started yet (`started` from the task itself), in Redis,
+    so every process sees them: `enough()` when at least `limit()` published within the last `max_age` seconds are
+    still waiting. A task lost or still queued after `max_age` no longer counts, so publishing resumes: this can
+    only spare a publish, never strand a row (and without Redis nothing is spared)."""
+
+    def __init__(self, key: str, *, limit: Callable[[], int], max_age: float = 5.0):
+        self.key = key
+        self.limit = limit
+        self.max_age = max_age
+
+    def enough(self) -> bool:
+        limit = self.limit()
+        if limit <= 0:
+            return False
+        waiting = counters.recent_count(self.key, max_age=self.max_age)
+        return waiting is not None and waiting >= limit
+
+    def add(self, task_id: str) -> None:
+        counters.recent_add(self.key, task_id, max_age=self.max_age)
+
+    def started(self, task_id: str | None) -> None:
+        if task_id:
+            counters.recent_remove(self.key, task_id)
 
 
 _publishers: list[Publisher] = []

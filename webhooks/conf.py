@@ -52,6 +52,13 @@ def enqueue_window_seconds() -> float:
     return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.1))
 
 
+def max_waiting_tasks() -> int:
+    """Publishes are spared while this many `deliver_batch` tasks published in the last 5 s wait on the broker: each
+    claims any due deliveries, not only its own, so they take the new ones too (core.outbox.WaitingTasks). At least
+    the number of worker processes of every machine, so a burst still reaches them all; 0 publishes every batch."""
+    return max(0, int(getattr(settings, "WEBHOOK_MAX_WAITING_TASKS", 16)))
+
+
 def max_in_flight() -> int:
     """Deliveries of one subscription in flight at once, across every worker process and machine (the claim holds it):
     an endpoint's full share. One that times out, refuses connections or answers 429 gets half as many (at least 1)

@@ -96,8 +96,7 @@ _LOCK_FAIR_SQL = """
         SELECT (SELECT d.subscription_id FROM webhooks_delivery AS d
                  WHERE d.status = 'pending' AND d.subscription_id > subs.id ORDER BY d.subscription_id LIMIT 1)
           FROM subs WHERE subs.id IS NOT NULL
-    )
-    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true) FROM (
+    ), eligible AS (
         SELECT s.id FROM webhooks_subscription AS s
          WHERE s.id IN (SELECT id FROM subs WHERE id IS NOT NULL)
            AND (s.paused_until IS NULL OR s.paused_until <= %(now)s)
@@ -106,14 +105,19 @@ _LOCK_FAIR_SQL = """
            AND EXISTS (SELECT 1 FROM webhooks_delivery AS d
                         WHERE d.subscription_id = s.id AND d.priority = ANY('{{0,1}}'::smallint[])
                           AND {due_and_unleased})
+    ), locked AS (
+        SELECT s.id FROM webhooks_subscription AS s
+         WHERE s.id IN (SELECT id FROM eligible)
          ORDER BY s.claimed_at NULLS FIRST, s.id
          LIMIT %(limit)s
            FOR UPDATE OF s SKIP LOCKED
-    ) AS locked;"""
+    )
+    SELECT set_config('webhooks.claim_subs', COALESCE((SELECT string_agg(id::text, ',') FROM locked), ''), true),
+           (SELECT count(*) FROM eligible);"""
 
 # The deliveries asked for by id (a manual path and the tests): their subscriptions, locked in id order, waiting.
 _LOCK_ASKED_SQL = """
-    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true) FROM (
+    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true), 0 FROM (
         SELECT s.id FROM webhooks_subscription AS s
          WHERE s.id IN (SELECT subscription_id FROM webhooks_delivery WHERE id = ANY(%(ids)s::uuid[]))
          ORDER BY s.id
@@ -279,17 +283,33 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     The rows are row-locked with SKIP LOCKED and re-checked after the lock, so two workers never claim the same
     attempt; a claimed id whose own task runs later finds the lease and does nothing ("skipped").
     """
+    token, rows, _ = _claim(delivery_ids, extra)
+    return token, rows
+
+
+def _claim(delivery_ids=(), extra: int = 0) -> tuple[uuid.UUID, list[tuple], bool]:
+    """`claim`, and whether it came back empty only because other claims held every subscription it could have
+    served (they are sending; trying again in a moment finds others, or these again)."""
     fair = extra > 0
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
     token, params = _claim_params(ids, extra)
     if not fair and not ids:
-        return token, []
+        return token, [], False
     with connection.cursor() as cursor:
         _prepare_claims(cursor)
         cursor.execute(_CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
-        while cursor.nextset():  # past the SET's and the locking statement's results, to the claim's
-            pass
-        return token, cursor.fetchall()
+        return (token, *_fetch_claim(cursor))
+
+
+def _fetch_claim(cursor) -> tuple[list[tuple], bool]:
+    """The claimed rows of a query positioned before the claim's locking statement, and whether it was contended
+    (subscriptions were eligible, none could be locked, nothing claimed)."""
+    while cursor.description is None and cursor.nextset():  # past the SET, to the locking statement's row
+        pass
+    locked, eligible = cursor.fetchone()
+    cursor.nextset()
+    rows = cursor.fetchall()
+    return rows, not rows and not locked and eligible > 0
 
 
 def _claim_params(ids: list, extra: int) -> tuple[uuid.UUID, dict]:
@@ -366,6 +386,10 @@ RECORD_EVERY = 1.0
 # and one claim for several free threads. A claim per finished POST would make claims and their round trips the
 # bottleneck of a fast drain; a task refills once half its threads are free (or all its POSTs are done).
 LINGER = 0.003
+# A fair claim that found every subscription it could serve held by other claims (row locks, SKIP LOCKED) tries
+# again this many times, a few milliseconds apart, before its task decides nothing is due: those claims hold their
+# locks for a millisecond or two, and a task that gave up would leave its process idle with work waiting.
+CONTENDED_RETRIES = 10
 
 
 class BatchResults(dict):
@@ -393,7 +417,12 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
 
     def take(count: int) -> int:
         if fair:
-            token, rows = claim(extra=count)
+            token, rows, contended = _claim(extra=count)
+            for _ in range(CONTENDED_RETRIES):
+                if not contended:
+                    break
+                time.sleep(random.uniform(0.001, 0.005))
+                token, rows, contended = _claim(extra=count)
         else:
             wanted = [pk for pk in asked if pk not in tried]
             if not wanted:
@@ -435,8 +464,8 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
         refill = fair and time.monotonic() < refill_until
         claimed = _settle(finished, results, refill=free if refill else 0)
         settled_at = time.monotonic()
-        if claimed is not None:
-            took = start(*claimed)
+        if claimed is not None and not claimed[2]:
+            took = start(*claimed[:2])
         elif refill or not fair:
             took = take(free)
     results.more = bool(fair and took and time.monotonic() >= refill_until)
@@ -473,7 +502,7 @@ def _prepare(token, rows, results) -> list[Claimed]:
 def _settle(finished, results, *, refill: int = 0):
     """Records what was sent (one transaction, each delivery under its own claim's token) and gives back what never
     started. With `refill` > 0 and every POST a success (a healthy drain, nearly always), the fair claim of `refill`
-    more rides in the record's round trip: returns its (token, rows); else None, and the caller claims if it wants."""
+    more rides in the record's round trip: returns its (token, rows, contended); else None (the caller claims)."""
     sent = [(delivery, outcome) for delivery, outcome in finished if outcome is not None]
     if refill and sent and len(sent) == len(finished) and all(outcome.ok for _, outcome in sent):
         recorded, claimed = _record(None, sent, refill=refill)
@@ -543,7 +572,7 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
     another worker claimed the delivery meanwhile, only the attempt is logged ("stale") and the other worker's
     claim stands. The log and all successes are one round trip (`_log_and_record_successes`); failures (rare) are
     one UPDATE each, as each has its own next due time. With `refill` (all successes, outside a transaction): the
-    fair claim of `refill` deliveries in the same round trip, after the log; returns (results, (token, rows)).
+    fair claim of `refill` deliveries in the same round trip, after the log: (results, (token, rows, contended)).
     """
     now = timezone.now()
     mine, claimed = _log_and_record_successes(token, outcomes, now, refill=refill)
@@ -648,9 +677,8 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0):
         mine = {row[0] for row in cursor.fetchall()}
         if not refill:
             return mine, None
-        while cursor.nextset():  # past the claim's SET and locking statement, to the claim's rows
-            pass
-        return mine, (claim_token, cursor.fetchall())
+        cursor.nextset()
+        return mine, (claim_token, *_fetch_claim(cursor))
 
 
 def _update_health(outcomes, mine, failed, now) -> None:

@@ -9,7 +9,7 @@ import logging
 from celery import shared_task
 from django.db import close_old_connections
 
-from core.outbox import Publisher
+from core.outbox import Publisher, WaitingTasks
 
 from . import conf
 from .retention import delivery_log_purge
@@ -24,6 +24,7 @@ def deliver_batch(delivery_ids: list[str]) -> None:
     POSTs finish; the ids are what woke it (their deliveries, and others', are waiting on the broker behind it;
     the ones an earlier task took are found claimed). A duplicate run sends nothing twice. When it stops while work
     is still due (sender.REFILL_SECONDS), it queues a fresh task to carry on, so a backlog never waits for the sweep."""
+    publisher.waiting.started(deliver_batch.request.id)
     close_old_connections()  # connections are reused across tasks (CELERY_DB_REUSE_MAX); drop broken or old ones
     if send_batch(delivery_ids, extra=conf.send_threads()).more:
         try:
@@ -36,6 +37,7 @@ def deliver_batch(delivery_ids: list[str]) -> None:
 publisher = Publisher(
     deliver_batch, name="webhooks", items="deliveries", tunables=conf.OUTBOX, due=due_deliveries, sweep_limit=1000,
     batch_size=conf.batch_size, window=conf.enqueue_window_seconds,
+    waiting=WaitingTasks("webhooks:waiting-tasks", limit=conf.max_waiting_tasks),
 )
 
 
