@@ -257,10 +257,12 @@ class _Coalescer:
 class WaitingTasks:
     """The tasks of one publisher put on the broker and not started yet (`started` from the task itself), in Redis,
     so every process sees them: `enough()` when at least `limit()` published within the last `max_age` seconds are
-    still waiting. A task lost or still queued after `max_age` no longer counts, so publishing resumes: this can
-    only spare a publish, never strand a row (and without Redis nothing is spared)."""
+    still waiting. A task lost or still queued after `max_age` no longer counts, so publishing resumes. It can only
+    delay a row, never strand it: the sweep (every few seconds) is never spared and publishes every due row no task
+    took, so a task that was counted but is gone (a purged queue) costs at most one sweep interval. Without Redis
+    nothing is spared."""
 
-    def __init__(self, key: str, *, limit: Callable[[], int], max_age: float = 5.0):
+    def __init__(self, key: str, *, limit: Callable[[], int], max_age: float = 60.0):
         self.key = key
         self.limit = limit
         self.max_age = max_age

@@ -278,6 +278,7 @@ WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=8)
 WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)  # per subscription, across every worker
 WEBHOOK_ENQUEUE_WINDOW_SECONDS = env.float("WEBHOOK_ENQUEUE_WINDOW_SECONDS", default=0.1)
+WEBHOOK_MAX_WAITING_TASKS = env.int("WEBHOOK_MAX_WAITING_TASKS", default=16)  # no publish while this many wait
 # The CA certificates webhook endpoints are verified against (a PEM file); empty: certifi's public bundle.
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 # Per-organization quotas (docs/api.md#quotas): what one tenant may hold of what every tenant shares.

@@ -53,9 +53,10 @@ def enqueue_window_seconds() -> float:
 
 
 def max_waiting_tasks() -> int:
-    """Publishes are spared while this many `deliver_batch` tasks published in the last 5 s wait on the broker: each
-    claims any due deliveries, not only its own, so they take the new ones too (core.outbox.WaitingTasks). At least
-    the number of worker processes of every machine, so a burst still reaches them all; 0 publishes every batch."""
+    """Publishes are spared while this many `deliver_batch` tasks published in the last minute wait on the broker:
+    each claims any due deliveries, not only its own, so they take the new ones too (core.outbox.WaitingTasks). At
+    least the number of worker processes of every machine, so a burst still reaches them all; 0 publishes every
+    batch."""
     return max(0, int(getattr(settings, "WEBHOOK_MAX_WAITING_TASKS", 16)))
 
 
