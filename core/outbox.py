@@ -257,14 +257,16 @@ class _Coalescer:
 class WaitingTasks:
     """The tasks of one publisher put on the broker and not started yet (`started` from the task itself), in Redis,
     so every process sees them: `enough()` when at least `limit()` published within the last `max_age` seconds are
-    still waiting. A task lost or still queued after `max_age` no longer counts, so publishing resumes. It can only
-    delay a row, never strand it: the sweep (every few seconds) is never spared and publishes every due row no task
-    took, so a task that was counted but is gone (a purged queue) costs at most one sweep interval. Without Redis
-    nothing is spared."""
+    still waiting, and the broker's queue does hold at least that many messages (`queued()`: a purged queue or a
+    broker that lost its data has none, whatever was counted). A task lost or still queued after `max_age` no
+    longer counts either. It can only delay a row, never strand it: the sweep (every few seconds) is never spared
+    and publishes every due row no task took. Without Redis nothing is spared."""
 
-    def __init__(self, key: str, *, limit: Callable[[], int], max_age: float = 60.0):
+    def __init__(self, key: str, *, limit: Callable[[], int], queued: Callable[[], int | None],
+                 max_age: float = 60.0):
         self.key = key
         self.limit = limit
+        self.queued = queued
         self.max_age = max_age
 
     def enough(self) -> bool:
@@ -272,7 +274,7 @@ class WaitingTasks:
         if limit <= 0:
             return False
         waiting = counters.recent_count(self.key, max_age=self.max_age)
-        return waiting is not None and waiting >= limit
+        return waiting is not None and waiting >= limit and (self.queued() or 0) >= limit
 
     def add(self, task_id: str) -> None:
         counters.recent_add(self.key, task_id, max_age=self.max_age)
@@ -280,6 +282,19 @@ class WaitingTasks:
     def started(self, task_id: str | None) -> None:
         if task_id:
             counters.recent_remove(self.key, task_id)
+
+
+def broker_queue_length(task) -> int | None:
+    """Messages waiting in `task`'s queue when the broker is Redis (None: another broker, or unreachable)."""
+    app = task.app
+    try:
+        with app.pool.acquire(block=True, timeout=1) as conn:
+            client = getattr(conn.default_channel, "client", None)
+            if not hasattr(client, "llen"):
+                return None
+            return int(client.llen(task.queue or app.conf.task_default_queue))
+    except Exception:  # noqa: BLE001 - not knowing spares nothing
+        return None
 
 
 _publishers: list[Publisher] = []

@@ -9,7 +9,7 @@ import logging
 from celery import shared_task
 from django.db import close_old_connections
 
-from core.outbox import Publisher, WaitingTasks
+from core.outbox import Publisher, WaitingTasks, broker_queue_length
 
 from . import conf
 from .retention import delivery_log_purge
@@ -37,7 +37,9 @@ def deliver_batch(delivery_ids: list[str]) -> None:
 publisher = Publisher(
     deliver_batch, name="webhooks", items="deliveries", tunables=conf.OUTBOX, due=due_deliveries, sweep_limit=1000,
     batch_size=conf.batch_size, window=conf.enqueue_window_seconds,
-    waiting=WaitingTasks("webhooks:waiting-tasks", limit=conf.max_waiting_tasks),
+    waiting=WaitingTasks(
+        "webhooks:waiting-tasks", limit=conf.max_waiting_tasks, queued=lambda: broker_queue_length(deliver_batch)
+    ),
 )
 
 

@@ -238,22 +238,28 @@ def test_a_fair_run_refills_in_the_round_trip_that_records_its_successes(org, se
 def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_always_publishes(settings, monkeypatch):
     """Every task claims any due deliveries, so while WEBHOOK_MAX_WAITING_TASKS of them wait, another adds nothing
     (a burst used to queue a task per commit window, drained as no-ops after the backlog). A started task makes
-    room; a task not started within a minute (lost, or stuck) stops counting; the sweep, the safety net, is never spared."""
+    room; a task not started within a minute (lost, or stuck) stops counting, and so does the count when the broker's
+    queue does not hold that many (purged); the sweep, the safety net, is never spared."""
     settings.WEBHOOK_MAX_WAITING_TASKS = 2
     settings.WEBHOOK_BATCH_SIZE = 1
     queued = []
     monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async",
                         lambda args, task_id, **kw: queued.append((args[0], task_id)))
     monkeypatch.setattr(publisher, "_coalescer", None)
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: len(queued))  # the broker holds what was published
     assert publisher.publish(["a", "b", "c"], now=True) == 3
     assert [ids for ids, _ in queued] == [["a"], ["b"]]  # "c" is taken by either task waiting
     publisher.waiting.started(queued[0][1])
     publisher.publish(["d", "e"], now=True)
     assert [ids for ids, _ in queued][2:] == [["d"]]
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: 0)  # purged: whatever was counted is gone
+    publisher.publish(["e2"], now=True)
+    assert [ids for ids, _ in queued][3:] == [["e2"]]
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: 99)
     monkeypatch.setattr(publisher.waiting, "max_age", 0.2)
     time.sleep(0.3)
     publisher.publish(["f", "g", "h"], now=True)
-    assert [ids for ids, _ in queued][3:] == [["f"], ["g"]]
+    assert [ids for ids, _ in queued][4:] == [["f"], ["g"]]
     monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: ["i", "j"])
     assert publisher.sweep() == 2
-    assert [ids for ids, _ in queued][5:] == [["i"], ["j"]]
+    assert [ids for ids, _ in queued][6:] == [["i"], ["j"]]
