@@ -89,8 +89,13 @@ class Receiver:
                     return
             time.sleep(0.02)
         with self.lock:
-            missing = sum(1 for i in ids if i not in self.arrivals)
-        raise RuntimeError(f"{missing} of {len(ids)} events not received within {timeout} s")
+            missing = [i for i in ids if i not in self.arrivals]
+        from webhooks.models import Delivery
+
+        states = list(Delivery.objects.filter(event_id__in=missing[:50]).values_list(
+            "status", "attempt_count", "claimed_until", "next_attempt_at", "last_error"))
+        raise RuntimeError(f"{len(missing)} of {len(ids)} events not received within {timeout} s; their deliveries "
+                           f"(status, attempts, lease, due, last error): {states[:10]}")
 
 
 def percentile(values, p):

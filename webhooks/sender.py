@@ -727,11 +727,15 @@ def _update_health(outcomes, mine, failed, now) -> None:
 # the WAL flush wait, as the claim and the record do: sampled during a drain, these UPDATEs sat in WALSync about a
 # sixth as long as the claims ran. A crash can lose only this write (a timestamp, or a slow-down already lifted being
 # lifted again by the next 2xx). Inside a transaction (a batch with failures) it commits with the rest, durably.
+# A row another worker holds (its claim, or its own health write) is skipped, not waited for: two of these UPDATEs
+# locking their rows in different orders deadlocked in a four-process drain, and the write is refreshed by the
+# subscription's next successful batch anyway (the slow-down lifted a batch later at worst).
 _MARK_HEALTHY_SQL = """
-    UPDATE webhooks_subscription
+    UPDATE webhooks_subscription AS s
        SET last_success_at = %(now)s, failing_since = NULL, in_flight_limit = NULL, slowed_reason = '',
            slowed_at = NULL, paused_until = NULL
-     WHERE id = ANY(%(ids)s::uuid[])
+      FROM (SELECT id FROM webhooks_subscription WHERE id = ANY(%(ids)s::uuid[]) FOR UPDATE SKIP LOCKED) AS free
+     WHERE s.id = free.id
 """
 
 

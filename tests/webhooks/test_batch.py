@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from tests.support.database import connect
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
@@ -263,3 +264,19 @@ def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_alwa
     monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: ["i", "j"])
     assert publisher.sweep() == 2
     assert [ids for ids, _ in queued][6:] == [["i"], ["j"]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_health_write_skips_a_subscription_another_worker_holds_instead_of_waiting(org):
+    """Health writes of concurrent records must never wait on each other's row locks (two multi-row UPDATEs locking
+    in different orders deadlocked): a held row is skipped, the others are written."""
+    from webhooks.sender import _mark_healthy
+
+    held, free = make_subscription(org), make_subscription(org)
+    Subscription.objects.filter(pk__in=[held.pk, free.pk]).update(in_flight_limit=1, slowed_reason="x")
+    with connect() as holder:
+        holder.execute("SELECT id FROM webhooks_subscription WHERE id = %s FOR UPDATE", [held.pk])
+        outcome = run_together(lambda: _mark_healthy([held.pk, free.pk], timezone.now()), timeout=10)[0]
+        assert not isinstance(outcome, Exception), outcome
+    assert Subscription.objects.get(pk=free.pk).in_flight_limit is None
+    assert Subscription.objects.get(pk=held.pk).in_flight_limit == 1
