@@ -9,8 +9,8 @@ from orgs.invitations import invitation_create, invitation_resend
 
 
 @transaction.atomic
-def invite(*, org, by, email: str, role: str):
-    invitation = invitation_create(org=org, by=by, email=email, role=role)
+def invite(*, org, by, email: str, role: str, location_ids=None):
+    invitation = invitation_create(org=org, by=by, email=email, role=role, location_ids=location_ids)
     notify_invitation(invitation=invitation, invited_by=by)
     return invitation
 

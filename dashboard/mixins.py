@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
+from core.tenancy import scoped
 from orgs.models import Membership, Organization
 from orgs.selectors import membership_for_user
 
@@ -69,6 +70,8 @@ class OrgMixin:
     """
 
     admin_methods: tuple[str, ...] = ()
+    # A page of the organization as a whole, which a member limited to locations neither reads nor changes.
+    whole_org_only = False
     # The page that shows a secret once (see once.py) sets this; every other page drops a pending secret.
     shows_secret_once = False
     org: Organization
@@ -90,8 +93,10 @@ class OrgMixin:
         if not self.shows_secret_once:
             once.discard(request)
         self.membership = request.membership = membership
-        self.org = request.org = membership.organization
+        self.org = request.org = scoped(membership.organization, membership.location_ids)
         if is_admin_method(request.method, self.admin_methods) and not membership.is_admin:
+            return error_page(request, 403)
+        if self.whole_org_only and membership.location_ids is not None:
             return error_page(request, 403)
         # Every time on the page, and every day a form or a count starts, is the organization's (the API stays
         # UTC). A TemplateResponse renders after dispatch returns, so it renders here, while the zone is active.
@@ -111,7 +116,8 @@ class OrgMixin:
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context.update(org=self.org, membership=self.membership, is_admin=self.membership.is_admin)
+        context.update(org=self.org, membership=self.membership, is_admin=self.membership.is_admin,
+                       limited=self.membership.location_ids is not None)
         return context
 
 

@@ -2,8 +2,9 @@
 
 `match` lists URL-name prefixes that make an item current (e.g. "api-key" covers the list, create,
 created and revoke pages); a prefix with a colon ("meetings:") matches another app's namespaced URL names.
-`admin_only` hides an item from members (the views still enforce it). `condition`, given the current
-organization, hides an item when false (e.g. Meetings without the meetings product).
+`admin_only` hides an item from members (the views still enforce it); `whole_org` hides it from members limited to
+locations (location managers), for whom those pages are the 403 page (mixins.OrgMixin.whole_org_only).
+`condition`, given the current organization, hides an item when false (e.g. Meetings without the meetings product).
 """
 
 from collections.abc import Callable
@@ -16,6 +17,7 @@ class NavItem:
     url_name: str
     match: tuple[str, ...] = ()
     admin_only: bool = False
+    whole_org: bool = False
     condition: Callable | None = None
 
 
@@ -46,22 +48,23 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Knowledge base", "dashboard:knowledge", match=("knowledge",)),
             NavItem("Locations", "dashboard:locations", match=("location",)),
             NavItem("Team", "dashboard:team", match=("team",)),
-            NavItem("Meetings", "meetings:list", match=("meetings:",), condition=meetings_enabled),
+            NavItem("Meetings", "meetings:list", match=("meetings:",), condition=meetings_enabled, whole_org=True),
         ),
     ),
     NavSection(
         "Settings",
         (
-            NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",)),
-            NavItem("API keys", "dashboard:api-keys", match=("api-key",)),
+            NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",),
+                    whole_org=True),
+            NavItem("API keys", "dashboard:api-keys", match=("api-key",), whole_org=True),
             NavItem("Escalation rules", "dashboard:escalation-rules", match=("escalation-rule",)),
             NavItem("Call fields", "dashboard:settings-call-fields", match=("settings-call-field",)),
             NavItem("Calendars", "dashboard:calendars", match=("calendar",)),
             NavItem("Webhooks", "dashboard:webhooks", match=("webhook",)),
             NavItem("Events", "dashboard:events", match=("events",)),
-            NavItem("Notifications", "dashboard:notifications", match=("notification",)),
+            NavItem("Notifications", "dashboard:notifications", match=("notification",), whole_org=True),
             NavItem("Members", "dashboard:members", match=("member",)),
-            NavItem("Audit log", "dashboard:audit-log", match=("audit-log",), admin_only=True),
+            NavItem("Audit log", "dashboard:audit-log", match=("audit-log",), admin_only=True, whole_org=True),
         ),
     ),
 )

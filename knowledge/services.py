@@ -24,7 +24,7 @@ from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from core.tenancy import get_for_org
 from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
-from orgs.models import ApiKey, Membership, Organization
+from orgs.models import ApiKey, Invitation, Membership, Organization
 from orgs.phones import normalize_phone
 from orgs.services import organization_take_first_location_zone
 from orgs.tenancy import check_writable
@@ -235,8 +235,9 @@ def _rules_route_to(exc: ProtectedError) -> Conflict:
 
 
 def refuse_delete_of_location_in_scope(location: Location) -> None:
-    """A location that a key or a member is limited to stays (409 naming them): deleting it would silently widen
-    or empty their scope. Runs with the location locked; keys and members are scoped by the dashboard's admins."""
+    """A location that a key, a member or an open invitation is limited to stays (409 naming them): deleting it would
+    silently widen or empty their scope. Runs with the location locked; keys and members are scoped by the
+    dashboard's admins."""
     ids = [location.pk]
     keys = sorted(ApiKey.objects.filter(organization_id=location.organization_id, revoked_at__isnull=True,
                                         location_ids__contains=ids).values_list("name", flat=True))
@@ -248,6 +249,12 @@ def refuse_delete_of_location_in_scope(location: Location) -> None:
     if members:
         raise Conflict("memberships", f"Members are limited to this location: {', '.join(members)}. "
                        "Change their locations first.")
+    invited = sorted(Invitation.objects.filter(organization_id=location.organization_id, location_ids__contains=ids,
+                                               accepted_at__isnull=True, revoked_at__isnull=True)
+                     .values_list("email", flat=True))
+    if invited:  # accepting would give a membership of a deleted location
+        raise Conflict("invitations", f"Open invitations are limited to this location: {', '.join(invited)}. "
+                       "Revoke them first.")
 
 
 MAX_KEYWORDS, MAX_KEYWORD_LENGTH = 50, 100

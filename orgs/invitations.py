@@ -23,6 +23,7 @@ from core.validation import check_email
 
 from .errors import InvitationInvalid, TooManyInvitations, WrongAccount
 from .models import Invitation, Membership, Organization
+from .scopes import audited_location_ids, clean_member_scope
 from .services import account_create, require_admin
 from .verification import mark_verified, require_verified
 
@@ -54,6 +55,9 @@ def _arm(invitation: Invitation) -> None:
     invitation.expires_at = now + VALID_FOR
 
 
+ROLE_ERROR = "Role must be admin, member or location_manager."
+
+
 def _clean(email, role) -> str:
     email = (email or "").strip().lower()
     errors = {}
@@ -65,42 +69,50 @@ def _clean(email, role) -> str:
         except ValidationFailed as exc:
             errors.update(exc.details["fieldErrors"])
     if role not in Membership.Role.values:
-        errors["role"] = ["Role must be admin or member."]
+        errors["role"] = [ROLE_ERROR]
     if errors:
         raise ValidationFailed(field_errors=errors)
     return email
 
 
 @transaction.atomic
-def invitation_create(*, org: Organization, by, email: str, role: str) -> Invitation:
-    """Invites `email` into `org` with `role` (admins only). The same answer whether or not the address has an
+def invitation_create(*, org: Organization, by, email: str, role: str, location_ids=None) -> Invitation:
+    """Invites `email` into `org` with `role` (admins only); a location manager with the `location_ids` it will be
+    limited to (orgs.scopes.clean_member_scope). The same answer whether or not the address has an
     account anywhere; an open invitation of the same address is resent (new link, new 7 days, the new role).
     Conflict when that person already belongs to the org (admins see the member list anyway). The inviter must
     have confirmed their own address (EmailNotVerified): no invitation goes out in the name of an unconfirmed one."""
     require_admin(user=by, org=org)
     require_verified(user=by, action="inviting members")
     email = _clean(email, role)
+    location_ids = clean_member_scope(org=org, role=role, location_ids=location_ids)
     if Membership.objects.filter(organization=org, user__username=email).exists():
         raise Conflict("email", "This person is already a member.")
     _count_one(org)
     invitation = Invitation.objects.select_for_update().filter(
         organization=org, email=email, accepted_at__isnull=True, revoked_at__isnull=True
     ).first() or Invitation(organization=org, email=email)
-    resent, before = invitation.pk is not None and not invitation._state.adding, invitation.role
-    invitation.role, invitation.invited_by = role, by
+    resent = invitation.pk is not None and not invitation._state.adding
+    before = {"role": invitation.role, "location_ids": audited_location_ids(invitation.location_ids)}
+    invitation.role, invitation.location_ids, invitation.invited_by = role, location_ids, by
     _arm(invitation)
     try:
         with transaction.atomic():
             invitation.save()
     except IntegrityError:  # the same address invited at this very moment by another admin
         raise Conflict("email", "This address was just invited.") from None
+    after = {"role": role, "location_ids": audited_location_ids(location_ids)}
     if resent:
         audit.record(org=org, action="invitation.resent", target=invitation, target_label=invitation.email,
-                     changes={"role": [before, role]} if before != role else {})
+                     changes={name: [before[name], after[name]] for name in after if before[name] != after[name]})
     else:
+        created = {"email": email, "role": role}
+        if location_ids is not None:
+            created["location_ids"] = after["location_ids"]
         audit.record(org=org, action="invitation.created", target=invitation, target_label=invitation.email,
-                     changes=audit.created({"email": email, "role": role}))
+                     changes=audit.created(created))
     return invitation
+
 
 
 @transaction.atomic
@@ -162,19 +174,23 @@ def account_exists(email: str) -> bool:
 @transaction.atomic
 def invitation_accept(*, invitation_id, token: str, user) -> Membership:
     """The signed-in `user` (whose e-mail must be the invited address) joins with the invited role; the link is
-    spent. Joining an org one already belongs to keeps the existing role."""
+    spent; a location manager's membership is limited to the invitation's locations. Joining an org one already
+    belongs to keeps the existing role and scope."""
     invitation = _valid(invitation_id, token, lock=True)
     if (user.email or user.username).lower() != invitation.email:
         raise WrongAccount(f"This invitation is for {invitation.email}. Log in as that address to accept it.")
     membership, _ = Membership.objects.get_or_create(
-        user=user, organization=invitation.organization, defaults={"role": invitation.role}
+        user=user, organization=invitation.organization,
+        defaults={"role": invitation.role, "location_ids": invitation.location_ids},
     )
     invitation.accepted_at, invitation.accepted_by = timezone.now(), user
     invitation.save(update_fields=["accepted_at", "accepted_by", "updated_at"])
     mark_verified(user=user)  # the link reached the invited address, which is this account's
+    changes = {"role": [None, membership.role]}
+    if membership.location_ids is not None:
+        changes["location_ids"] = [None, audited_location_ids(membership.location_ids)]
     audit.record(org=invitation.organization, action="invitation.accepted", target=invitation,
-                 target_label=invitation.email, actor=audit.user_actor(user),
-                 changes={"role": [None, membership.role]})
+                 target_label=invitation.email, actor=audit.user_actor(user), changes=changes)
     return membership
 
 

@@ -131,6 +131,9 @@ class Invitation(OrgOwnedModel):
 
     email = models.CharField(max_length=254)  # lower-cased
     role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+    # A location manager's locations, given to the membership its acceptance creates (as Membership.location_ids);
+    # null for the other roles. A location an open invitation names cannot be deleted.
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
     nonce = models.CharField(max_length=32)
     token_digest = models.CharField(max_length=64, unique=True)
     invited_by = models.ForeignKey(

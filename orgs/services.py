@@ -15,7 +15,7 @@ from . import key_epochs, quotas
 from .errors import LastAdmin, NotAnAdmin
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Membership, Organization
-from .scopes import clean_location_ids
+from .scopes import audited_location_ids, clean_location_ids, clean_member_scope
 from .verification import mark_verified
 
 User = get_user_model()
@@ -252,18 +252,24 @@ def organization_create_for(*, user, name: str) -> Organization:
 
 
 @transaction.atomic
-def membership_set_role(*, membership: Membership, by, role: str) -> Membership:
+def membership_set_role(*, membership: Membership, by, role: str, location_ids=None) -> Membership:
+    """An admin changes a member's role and, for a location manager, the locations it is limited to
+    (`clean_member_scope`: named for that role, none for the others). The member's next request sees the new scope:
+    every dashboard request reads the membership from the database."""
     require_admin(user=by, org=membership.organization)
     if role not in Membership.Role.values:
-        raise ValidationFailed(field_errors={"role": ["Role must be admin or member."]})
+        raise ValidationFailed(field_errors={"role": ["Role must be admin, member or location_manager."]})
+    location_ids = clean_member_scope(org=membership.organization, role=role, location_ids=location_ids)
     admins = _lock_admins(membership.organization_id)
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
     if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN and admins == [locked.pk]:
         raise ValidationFailed(form_errors=["An organization keeps at least one admin."])
-    before = locked.role
-    locked.role = role
-    locked.save(update_fields=["role"])
-    if before != role:
+    before = {"role": locked.role, "location_ids": audited_location_ids(locked.location_ids)}
+    locked.role, locked.location_ids = role, location_ids
+    locked.save(update_fields=["role", "location_ids"])
+    after = {"role": role, "location_ids": audited_location_ids(location_ids)}
+    changes = {name: [before[name], after[name]] for name in after if before[name] != after[name]}
+    if changes:
         audit.record(org=membership.organization, action="membership.role_changed", target=locked,
-                     target_id=locked.user_id, target_label=locked.user.email, changes={"role": [before, role]})
+                     target_id=locked.user_id, target_label=locked.user.email, changes=changes)
     return locked

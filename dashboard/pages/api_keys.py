@@ -59,6 +59,7 @@ def _with_location_names(keys, org):
 class ApiKeyListView(OrgMixin, TemplateView):
     """Every member sees the keys (never a plaintext); only admins see the create and revoke controls."""
 
+    whole_org_only = True
     template_name = "dashboard/settings/api_keys.html"
 
     def get_context_data(self, **kwargs):

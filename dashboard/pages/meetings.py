@@ -83,14 +83,17 @@ class OutcomeForm(DashboardForm):
 
 class MeetingsAccessMixin:
     """Runs inside OrgMixin.dispatch (list it after OrgMixin): 404 without the product, then 403 for a member
-    using one of `meetings_admin_methods` (the mixin's rule: "POST" stands for every unsafe method)."""
+    using one of `meetings_admin_methods` (the mixin's rule: "POST" stands for every unsafe method). Meetings are
+    the organization's as a whole: a member limited to locations gets the 403 page."""
 
     meetings_admin_methods: tuple[str, ...] = ("POST",)
 
     def dispatch(self, request, *args, **kwargs):
         if not self.org.meetings_enabled:
             raise NotFound()
-        if is_admin_method(request.method, self.meetings_admin_methods) and not self.membership.is_admin:
+        if self.membership.location_ids is not None or (
+            is_admin_method(request.method, self.meetings_admin_methods) and not self.membership.is_admin
+        ):
             return error_page(request, 403)
         return super().dispatch(request, *args, **kwargs)
 

@@ -12,6 +12,7 @@ from django.views.generic import FormView, TemplateView, View
 
 from core.errors import Conflict
 from core.tenancy import get_for_org
+from knowledge.selectors import location_list
 from orgs import invitations, selectors, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
 from orgs.models import Invitation, Membership
@@ -35,13 +36,34 @@ class NewAccountForm(DashboardForm):
         return password
 
 
-class MemberAddForm(DashboardForm):
-    email = forms.EmailField(max_length=254)
+class MemberScopeForm(DashboardForm):
+    """A role and, for a location manager, its locations (checked against the org by orgs.scopes, whose errors
+    land on `location_ids`)."""
+
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+    location_ids = forms.MultipleChoiceField(
+        label="Locations", required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="A location manager sees and works on these locations only. Other roles: none.",
+    )
+
+    def __init__(self, *args, locations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["location_ids"].choices = [(str(location.pk), location.name) for location in locations]
+
+    def scope(self) -> dict:
+        """The service's `role` and `location_ids` (None when none is checked)."""
+        return {"role": self.cleaned_data["role"], "location_ids": self.cleaned_data.get("location_ids") or None}
 
 
-class MemberRoleForm(DashboardForm):
-    role = forms.ChoiceField(choices=Membership.Role.choices)
+class MemberAddForm(MemberScopeForm):
+    field_order = ["email", "role", "location_ids"]
+    email = forms.EmailField(max_length=254)
+
+
+class MemberRoleForm(MemberScopeForm):
+    pass
+
+
 
 
 class InvitationAcceptView(TemplateView):
@@ -101,24 +123,40 @@ class InvitationAcceptView(TemplateView):
 
 
 class MembersView(AdminRequiredMixin, FormView):
-    """Everyone sees the members; admins add people and change roles."""
+    """Everyone sees the members; admins add people, change roles and a location manager's locations. A member
+    limited to locations sees no one (memberships are the organization's as a whole), only their own locations and
+    how to leave."""
 
     template_name = "dashboard/settings/members.html"
     form_class = MemberAddForm
     admin_methods = ("POST",)
+
+    def locations(self):
+        return location_list(org=self.org).order_by("name", "id")
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "locations": self.locations()}
 
     def get_context_data(self, **kwargs):
         kwargs.setdefault("role_errors", {})
         kwargs.setdefault("invitations", invitations.open_invitations(org=self.org) if self.membership.is_admin else [])
         kwargs.setdefault("now", timezone.now())
         kwargs.setdefault("email_verified", is_verified(self.request.user))
+        locations = list(self.locations())
+        names = {location.pk: location.name for location in locations}
         memberships = list(selectors.membership_list(org=self.org))
         for membership in memberships:
             membership.role_form = MemberRoleForm(
-                initial={"role": membership.role}, auto_id=f"id_m{membership.pk}_%s"
+                initial={"role": membership.role, "location_ids": [str(pk) for pk in membership.location_ids or ()]},
+                auto_id=f"id_m{membership.pk}_%s", locations=locations,
             )
             membership.role_errors = kwargs["role_errors"].get(membership.pk, [])
-        return super().get_context_data(memberships=memberships, **kwargs)
+            membership.location_names = _named(membership.location_ids, names)
+        for invitation in kwargs["invitations"]:
+            invitation.location_names = _named(invitation.location_ids, names)
+        return super().get_context_data(
+            memberships=memberships, own_location_names=_named(self.membership.location_ids, names), **kwargs
+        )
 
     def form_valid(self, form):
         """Invites the address. The answer is the same whether or not it has an account anywhere: nobody is added
@@ -126,8 +164,7 @@ class MembersView(AdminRequiredMixin, FormView):
         try:
             with form.service_errors():
                 invitation = accounts.invite(
-                    org=self.org, by=self.request.user, email=form.cleaned_data["email"],
-                    role=form.cleaned_data["role"],
+                    org=self.org, by=self.request.user, email=form.cleaned_data["email"], **form.scope()
                 )
         except TooManyInvitations as exc:
             form.add_error(None, exc.message)
@@ -145,25 +182,31 @@ class MembersView(AdminRequiredMixin, FormView):
         return redirect("dashboard:members")
 
 
+def _named(location_ids, names: dict) -> list[str] | None:
+    """A scope's location names (None: the whole organization)."""
+    return None if location_ids is None else [names.get(pk, "a deleted location") for pk in location_ids]
+
+
 class MemberRoleView(MembersView):
-    """POST only: changes one member's role. A refused change re-renders the members page with the error
-    beside that member's role."""
+    """POST only: changes one member's role (and a location manager's locations). A refused change re-renders the
+    members page with the error beside that member's role."""
 
     http_method_names = ["post"]
 
     def post(self, request, *args, **kwargs):
         membership = get_for_org(Membership, self.org, self.kwargs["membership_id"])
-        form = MemberRoleForm(request.POST)
+        form = MemberRoleForm(request.POST, locations=self.locations())
         error = None
         if form.is_valid():
             with form.service_errors():
-                services.membership_set_role(membership=membership, by=request.user, role=form.cleaned_data["role"])
+                services.membership_set_role(membership=membership, by=request.user, **form.scope())
             if form.errors:
-                error = [*form.non_field_errors(), *form.errors.get("role", [])]
+                error = [*form.non_field_errors(), *form.errors.get("role", []), *form.errors.get("location_ids", [])]
         else:
-            error = form.errors.get("role", ["Choose a role."])
+            error = [*form.errors.get("role", []), *form.errors.get("location_ids", [])] or ["Choose a role."]
         if error:
-            context = self.get_context_data(form=MemberAddForm(), role_errors={membership.pk: error})
+            context = self.get_context_data(form=MemberAddForm(locations=self.locations()),
+                                            role_errors={membership.pk: error})
             return self.render_to_response(context)
         messages.success(request, f"{membership.user.email} is now {form.cleaned_data['role']}.")
         return redirect("dashboard:members")

@@ -76,6 +76,7 @@ def recipient_label(recipient: NotificationRecipient) -> str:
 class NotificationsView(RecipientFormMixin, OrgMixin, FormView):
     """The list (everyone in the org) and the add form (POST: admins only)."""
 
+    whole_org_only = True
     template_name = TEMPLATE
     admin_methods = ("POST",)
 

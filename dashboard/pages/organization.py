@@ -47,6 +47,7 @@ class OrganizationForm(DashboardForm):
 class OrganizationSettingsView(AdminRequiredMixin, FormView):
     """Members see the settings; admins change them through `organization_update`."""
 
+    whole_org_only = True
     template_name = "dashboard/settings/organization.html"
     form_class = OrganizationForm
     admin_methods = ("POST",)

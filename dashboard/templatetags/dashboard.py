@@ -19,6 +19,7 @@ def dashboard_nav(context):
     request = context["request"]
     membership = getattr(request, "membership", None)
     is_admin = bool(membership and membership.is_admin)
+    limited = bool(membership and membership.location_ids is not None)
     org = membership.organization if membership else None
     match = getattr(request, "resolver_match", None)
     current = match.url_name or "" if match else ""
@@ -32,7 +33,8 @@ def dashboard_nav(context):
                 "current": current.startswith(item.match) or current_view.startswith(item.match),
             }
             for item in section.items
-            if (is_admin or not item.admin_only) and (item.condition is None or (org and item.condition(org)))
+            if (is_admin or not item.admin_only) and not (limited and item.whole_org)
+            and (item.condition is None or (org and item.condition(org)))
         ]
         if items:
             sections.append({"title": section.title, "items": items})

@@ -1,0 +1,152 @@
+"""Location managers (docs/api.md#locations-and-scope): a member limited to some locations. Admins invite them with
+their locations and change them; the invitation's acceptance creates the limited membership; bad locations are a
+form error; a location someone is limited to (or invited to) is not deleted; every change is audited. The pages a
+location manager may not use are the 403 page and out of their navigation."""
+
+import pytest
+from django.test import Client
+
+from audit.models import AuditEvent
+from knowledge.models import Location
+from knowledge.services import location_create
+from orgs.models import Invitation, Membership
+from tests.factories import MembershipFactory
+
+from .conftest import logged_in
+from .test_invitations import NEW_PASSWORD, deliver, link_of
+
+pytestmark = pytest.mark.django_db
+
+URL = "/settings/members/"
+
+
+def _location(org, name, phone):
+    return location_create(org=org, name=name, address="1 Main St", timezone="America/New_York", phone_number=phone)
+
+
+@pytest.fixture
+def l1(org):
+    return _location(org, "Downtown", "+12125550101")
+
+
+@pytest.fixture
+def l2(org):
+    return _location(org, "Uptown", "+12125550102")
+
+
+@pytest.fixture
+def manager(org, l1):
+    return MembershipFactory(organization=org, role="location_manager", location_ids=[l1.id])
+
+
+@pytest.fixture
+def manager_client(manager):
+    return logged_in(manager.user)
+
+
+def _invite(client, email, role, location_ids=()):
+    return client.post(URL, {"email": email, "role": role, "location_ids": [str(pk) for pk in location_ids]})
+
+
+def test_an_invited_location_manager_joins_limited_to_the_invitations_locations(admin_client, org, l1, l2):
+    response = _invite(admin_client, "chef@example.com", "location_manager", [l1.id, l2.id])
+    assert response.status_code == 302
+    invitation = Invitation.objects.get(organization=org)
+    assert (invitation.role, set(invitation.location_ids)) == ("location_manager", {l1.id, l2.id})
+    page = admin_client.get(URL).content.decode()
+    assert 'data-testid="invitation-locations">(Downtown, Uptown)' in page or "(Uptown, Downtown)" in page
+    created = AuditEvent.objects.get(action="invitation.created")
+    assert created.changes["location_ids"] == [None, sorted([str(l1.id), str(l2.id)])]
+
+    person = Client()
+    person.post(link_of(deliver()[0]), {"password": NEW_PASSWORD})
+    membership = Membership.objects.get(user__username="chef@example.com", organization=org)
+    assert (membership.role, set(membership.location_ids)) == ("location_manager", {l1.id, l2.id})
+    accepted = AuditEvent.objects.get(action="invitation.accepted")
+    assert accepted.changes["location_ids"] == [None, sorted([str(l1.id), str(l2.id)])]
+    own = person.get(URL).content.decode()
+    assert 'data-testid="own-locations"' in own and 'data-testid="member-list"' not in own
+
+
+@pytest.mark.parametrize(("role", "locations", "message"), [
+    ("location_manager", "none", "Choose at least one location for a location manager."),
+    ("location_manager", "repeated", "Location ids must not repeat."),
+    ("location_manager", "another org's", "is not one of the available choices"),
+    ("member", "l1", "Only a location manager is limited to locations: choose that role, or no location."),
+])
+def test_bad_locations_are_a_form_error_and_nothing_is_invited(admin_client, org, other_org, l1, role, locations,
+                                                               message):
+    foreign = _location(other_org, "Elsewhere", "+12125550109")
+    location_ids = {"none": [], "repeated": [l1.id, l1.id], "another org's": [foreign.id], "l1": [l1.id]}[locations]
+    response = _invite(admin_client, "chef@example.com", role, location_ids)
+    assert response.status_code == 200
+    assert message in " ".join(response.context["form"].errors["location_ids"])
+    assert not Invitation.objects.exists()
+
+
+def test_an_admin_changes_a_members_role_and_locations_and_it_is_audited(admin_client, org, member, l1, l2):
+    membership = Membership.objects.get(user=member)
+    response = admin_client.post(f"{URL}{membership.pk}/role/", {
+        "role": "location_manager", "location_ids": [str(l2.id)]})
+    assert response.status_code == 302
+    membership.refresh_from_db()
+    assert (membership.role, membership.location_ids) == ("location_manager", [l2.id])
+    admin_client.post(f"{URL}{membership.pk}/role/", {"role": "location_manager", "location_ids": [str(l1.id)]})
+    admin_client.post(f"{URL}{membership.pk}/role/", {"role": "member"})
+    membership.refresh_from_db()
+    assert (membership.role, membership.location_ids) == ("member", None)
+    changes = [e.changes for e in AuditEvent.objects.filter(action="membership.role_changed").order_by("occurred_at")]
+    assert changes == [
+        {"role": ["member", "location_manager"], "location_ids": [None, [str(l2.id)]]},
+        {"location_ids": [[str(l2.id)], [str(l1.id)]]},
+        {"role": ["location_manager", "member"], "location_ids": [[str(l1.id)], None]},
+    ]
+
+
+def test_a_role_change_without_locations_is_refused_beside_the_member(admin_client, member):
+    membership = Membership.objects.get(user=member)
+    response = admin_client.post(f"{URL}{membership.pk}/role/", {"role": "location_manager"})
+    assert response.status_code == 200
+    assert "Choose at least one location for a location manager." in response.content.decode()
+    membership.refresh_from_db()
+    assert (membership.role, membership.location_ids) == ("member", None)
+
+
+def test_a_location_a_member_or_an_invitation_is_limited_to_is_not_deleted(admin_client, org, manager, l1, l2):
+    page = admin_client.post(f"/locations/{l1.id}/delete/", follow=True).content.decode()
+    assert (f"Members are limited to this location: {manager.user.username}. Change their locations first."
+            in page)
+    _invite(admin_client, "next@example.com", "location_manager", [l2.id])
+    page = admin_client.post(f"/locations/{l2.id}/delete/", follow=True).content.decode()
+    assert "Open invitations are limited to this location: next@example.com. Revoke them first." in page
+    assert Location.objects.filter(organization=org).count() == 2
+
+
+WHOLE_ORG_PAGES = ["/settings/", "/settings/api-keys/", "/settings/notifications/", "/settings/audit-log/",
+                   "/settings/api-keys/new/", "/settings/webhooks/new/"]
+
+
+@pytest.mark.parametrize("path", WHOLE_ORG_PAGES)
+def test_pages_of_the_whole_organization_are_403_for_a_location_manager(manager_client, path):
+    response = manager_client.get(path)
+    assert response.status_code == 403
+    assert "dashboard/errors/403.html" in [t.name for t in response.templates]
+
+
+def test_a_location_managers_navigation_leaves_out_what_they_cannot_use(manager_client, member_client):
+    nav = manager_client.get("/calls/").content.decode()
+    for label in ("Organization", "API keys", "Notifications", "Audit log"):
+        assert f"{label}</a>" not in nav
+    for label in ("Calls", "Inbox", "Bookings", "Contacts", "Knowledge base", "Members", "Events"):
+        assert f"{label}</a>" in nav
+    assert "API keys</a>" in member_client.get("/calls/").content.decode()
+
+
+LIMITED_PAGES = ["/", "/calls/", "/inbox/", "/bookings/", "/contacts/", "/knowledge/", "/knowledge/unanswered/",
+                 "/locations/", "/team/", "/settings/escalation-rules/", "/settings/calendars/", "/settings/webhooks/",
+                 "/settings/call-fields/", "/settings/members/"]
+
+
+@pytest.mark.parametrize("path", LIMITED_PAGES)
+def test_a_location_manager_reads_the_pages_of_their_locations(manager_client, path):
+    assert manager_client.get(path).status_code == 200
