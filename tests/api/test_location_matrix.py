@@ -19,12 +19,9 @@ from tests.calls.conftest import Runtime
 from tests.factories import make_key
 from webhooks.services import emit, subscription_create
 
-# The webhook routes are scoped by the subscriptions' own location_ids (scopeevents' part of issue 28).
-WEBHOOKS = ("/v1/webhook-subscriptions", "/v1/events")
-
 
 def _scoped_here(template: str) -> bool:
-    return not template.startswith(WEBHOOKS) and template not in AUDIT
+    return template not in AUDIT
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +80,8 @@ def world(org, l1, l2, settings):
     assert runtime.complete(call_id, messages=[{"message": "Matrix message"}]).status_code in (200, 201)
     assert runtime.upload(call_id).status_code in (200, 201)
     call = runtime.call(call_id)
-    subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
+    subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"],
+                                          location_ids=[l2.id])
     emit(org=org, type="call.ended", data={"call_id": str(call.id)}, location_id=l2.id)
     return {
         "location": l2,
