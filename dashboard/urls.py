@@ -64,12 +64,15 @@ urlpatterns = [
     path("organizations/create/", membership.OrganizationCreateView.as_view(), name="organization-create"),
     # Calls and inbox (dashboard/pages/). `calls/<id>` without a slash: it is the `call_url` of `call.ended`.
     path("calls/", calls.CallListView.as_view(), name="calls"),
+    path("calls/export.csv", calls.CallExportView.as_view(), name="calls-export"),
     path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),
     path("calls/<uuid:call_id>/order-status", calls.OrderStatusView.as_view(), name="call-order-status"),
     path("inbox/", inbox.InboxView.as_view(), name="inbox"),
+    path("inbox/<str:kind>/export.csv", inbox.InboxExportView.as_view(), name="inbox-export"),
     path("inbox/<str:kind>/<uuid:item_id>/handled", inbox.MarkHandledView.as_view(), name="inbox-handled"),
     # Contacts, knowledge base, locations, team (dashboard/pages/).
     path("contacts/", contacts.ContactListView.as_view(), name="contacts"),
+    path("contacts/export.csv", contacts.ContactExportView.as_view(), name="contacts-export"),
     path("contacts/new/", contacts.ContactCreateView.as_view(), name="contact-create"),
     path("contacts/<uuid:contact_id>/", contacts.ContactDetailView.as_view(), name="contact-detail"),
     path("contacts/<uuid:contact_id>/edit/", contacts.ContactEditView.as_view(), name="contact-edit"),
@@ -110,6 +113,7 @@ urlpatterns = [
     path("settings/calendars/<uuid:calendar_id>/delete/", calendars.CalendarDeleteView.as_view(),
          name="calendar-delete"),
     path("bookings/", bookings.BookingListView.as_view(), name="bookings"),
+    path("bookings/export.csv", bookings.BookingExportView.as_view(), name="bookings-export"),
     path("bookings/<uuid:booking_id>/cancel", bookings.BookingCancelView.as_view(), name="booking-cancel"),
     # Settings → Notifications (dashboard/pages/notifications.py).
     path("settings/notifications/", notifications.NotificationsView.as_view(), name="notifications"),

@@ -12,12 +12,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.generic import TemplateView
 
+from calls.exports import BOOKING_COLUMNS
 from calls.models import Booking
 from calls.selectors import booking_list
 from calls.services.bookings import booking_cancel
 from core.tenancy import get_for_org
 from knowledge import selectors as knowledge_selectors
 
+from ..downloads import csv_download, fix_filters
 from ..forms import DayRangeForm
 from ..mixins import OrgMixin
 
@@ -35,34 +37,56 @@ class BookingFilterForm(DayRangeForm):
         self.fields["calendar"].choices = [("", "All calendars")] + [(str(c.pk), c.name) for c in calendars]
         self.fields["location"].choices = [("", "All locations")] + [(str(loc.pk), loc.name) for loc in locations]
 
+    def selector_filters(self) -> dict:
+        """`booking_list` keyword arguments: none unless bound and valid; whole days, `until` included."""
+        if not self.is_bound or not self.is_valid():
+            return {}
+        data = self.cleaned_data
+        since, before = self.day_bounds()
+        return {"calendar_id": data.get("calendar") or None, "location_id": data.get("location") or None,
+                "status": data.get("status") or None, "since": since, "before": before}
+
+
+
+def booking_filter_form(org, params) -> BookingFilterForm:
+    """The list's filters as `params` set them (the page's `page` aside): the page and its export read them alike."""
+    params = params.copy()
+    params.pop("page", None)
+    return BookingFilterForm(
+        params or None,
+        calendars=knowledge_selectors.calendar_list(org=org).order_by("name"),
+        locations=knowledge_selectors.location_list(org=org).order_by("name"),
+    )
 
 
 class BookingListView(OrgMixin, TemplateView):
     template_name = "dashboard/bookings/list.html"
 
     def get_context_data(self, **kwargs):
-        form = BookingFilterForm(
-            self.request.GET or None,
-            calendars=knowledge_selectors.calendar_list(org=self.org).order_by("name"),
-            locations=knowledge_selectors.location_list(org=self.org).order_by("name"),
-        )
-        if form.is_bound and form.is_valid():
-            data = form.cleaned_data
-            since, before = form.day_bounds()
-            rows = booking_list(org=self.org, calendar_id=data.get("calendar") or None,
-                                location_id=data.get("location") or None, status=data.get("status") or None,
-                                since=since, before=before)
-        else:
-            rows = booking_list(org=self.org)
-            if form.is_bound:
-                rows = rows.none()
+        form = booking_filter_form(self.org, self.request.GET)
+        rows = booking_list(org=self.org, **form.selector_filters())
+        if form.is_bound and not form.is_valid():
+            rows = rows.none()
         rows = rows.select_related("calendar", "location", "call")
         now = timezone.now()
         upcoming = list(rows.filter(end_at__gt=now).order_by("start_at", "id")[:200])
         page = Paginator(rows.filter(end_at__lte=now).order_by("-start_at", "-id"), PAGE_SIZE).get_page(
             self.request.GET.get("page"))
+        params = self.request.GET.copy()
+        params.pop("page", None)
         return super().get_context_data(form=form, upcoming=upcoming, past=page, page=page,
-                                        filtered=form.is_bound, **kwargs)
+                                        filtered=form.is_bound, querystring=params.urlencode(), **kwargs)
+
+
+class BookingExportView(OrgMixin, View):
+    """The list's bookings for its current filters as CSV, latest start first (calls/exports.py's columns)."""
+
+    def get(self, request, *args, **kwargs):
+        form = booking_filter_form(self.org, request.GET)
+        if form.is_bound and not form.is_valid():
+            return fix_filters("bookings")
+        rows = booking_list(org=self.org, **form.selector_filters()).order_by("-start_at", "-id")
+        return csv_download(self.org, "bookings", rows, BOOKING_COLUMNS)
 
 
 class BookingCancelView(OrgMixin, View):

@@ -12,15 +12,17 @@ from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
-from django.views.generic import TemplateView
+from django.views.generic import TemplateView, View
 
 from calls import recordings, selectors
 from calls.evidence import evidence_marks
+from calls.exports import call_columns
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
 from calls.services.orders import order_set_status
 from core.errors import InvalidTransition
 from knowledge.models import Location
 
+from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm, DayRangeForm
 from ..mixins import OrgMixin
 from .events import call_panel
@@ -65,6 +67,13 @@ class CallFilterForm(DayRangeForm):
         }
 
 
+def call_filter_form(org, params) -> CallFilterForm:
+    """The list's filters as `params` (a QueryDict) set them: the page and its export read them alike."""
+    outcomes = selectors.call_list(org=org).exclude(outcome__isnull=True).exclude(outcome="")
+    outcomes = sorted(set(outcomes.order_by().values_list("outcome", flat=True).distinct()))
+    return CallFilterForm(params or None, org=org, outcomes=outcomes)
+
+
 class CallListView(OrgMixin, TemplateView):
     """The org's calls, newest first, 25 a page. Unscorable calls (robocalls, dialers, wrong numbers) are listed
     and marked. A constant number of queries: the filter choices, the count, and one page of rows."""
@@ -74,9 +83,7 @@ class CallListView(OrgMixin, TemplateView):
     def get_context_data(self, **kwargs):
         params = self.request.GET.copy()
         params.pop("page", None)
-        outcomes = selectors.call_list(org=self.org).exclude(outcome__isnull=True).exclude(outcome="")
-        outcomes = sorted(set(outcomes.order_by().values_list("outcome", flat=True).distinct()))
-        form = CallFilterForm(params or None, org=self.org, outcomes=outcomes)
+        form = call_filter_form(self.org, params)
         filters = form.selector_filters() if form.is_bound and form.is_valid() else {}
         rows = []
         page = None
@@ -88,6 +95,18 @@ class CallListView(OrgMixin, TemplateView):
             form=form, page=page, calls=rows, filtered=bool(filters and any(v is not None for v in filters.values())),
             querystring=params.urlencode(), **kwargs,
         )
+
+
+class CallExportView(OrgMixin, View):
+    """The list's calls for its current filters as CSV (calls/exports.py's columns, call fields included)."""
+
+    def get(self, request, *args, **kwargs):
+        form = call_filter_form(self.org, request.GET.copy())
+        if form.is_bound and not form.is_valid():
+            return fix_filters("calls")
+        filters = form.selector_filters() if form.is_bound else {}
+        calls = selectors.call_list(org=self.org, **filters).order_by("-started_at", "-id")
+        return csv_download(self.org, "calls", calls, call_columns(self.org))
 
 
 def segments(text: str, marks: list[list[int]]) -> list[dict]:

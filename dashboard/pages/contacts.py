@@ -9,13 +9,16 @@ from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
-from django.views.generic import FormView, TemplateView
+from django.utils.http import urlencode
+from django.views.generic import FormView, TemplateView, View
 
 from calls.selectors import call_list
 from contacts import selectors, services
+from contacts.exports import CONTACT_COLUMNS
 from contacts.models import Contact
 from core.tenancy import get_for_org
 
+from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm
 from ..mixins import OrgMixin
 
@@ -52,7 +55,20 @@ class ContactListView(OrgMixin, TemplateView):
         query = search.cleaned_data["q"].strip() if search.is_valid() else ""
         contacts = selectors.contact_list(org=self.org, search=query).order_by("-created_at", "-id")
         page = Paginator(contacts, PAGE_SIZE).get_page(self.request.GET.get("page"))
-        return super().get_context_data(search=search, query=query, page=page, contacts=page.object_list, **kwargs)
+        return super().get_context_data(search=search, query=query, page=page, contacts=page.object_list,
+                                        export_query=urlencode({"q": query}) if query else "", **kwargs)
+
+
+class ContactExportView(OrgMixin, View):
+    """The list's contacts for its current search as CSV (contacts/exports.py's columns)."""
+
+    def get(self, request, *args, **kwargs):
+        search = ContactSearchForm(request.GET or None)
+        if search.is_bound and not search.is_valid():
+            return fix_filters("contacts")
+        query = search.cleaned_data["q"].strip() if search.is_bound else ""
+        contacts = selectors.contact_list(org=self.org, search=query).order_by("-created_at", "-id")
+        return csv_download(self.org, "contacts", contacts, CONTACT_COLUMNS)
 
 
 class ContactMixin(OrgMixin):

@@ -13,9 +13,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import TemplateView, View
 
 from calls import selectors
+from calls.exports import FOLLOW_UP_COLUMNS
 from calls.services.inbox import callback_mark_handled, escalation_mark_handled, message_mark_handled
 from core.errors import NotFound
 
+from ..downloads import csv_download
 from ..forms import DashboardForm
 from ..mixins import OrgMixin
 
@@ -38,6 +40,13 @@ class InboxFilterForm(DashboardForm):
         choices=[("open", "Waiting"), ("handled", "Handled"), ("all", "All")],
     )
 
+    def shown(self) -> str:
+        """Which items: the choice made, else (none, or a bad one) the waiting ones."""
+        return (self.cleaned_data["show"] if self.is_bound and self.is_valid() else "") or "open"
+
+
+HANDLED = {"open": False, "handled": True, "all": None}
+
 
 class InboxView(OrgMixin, TemplateView):
     """What waits on the team, newest first. Six queries whatever the size: a count and a page per section."""
@@ -46,16 +55,25 @@ class InboxView(OrgMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         form = InboxFilterForm(self.request.GET or None)
-        show = "open"
-        if form.is_bound and form.is_valid():
-            show = form.cleaned_data["show"] or "open"
-        handled = {"open": False, "handled": True, "all": None}[show]
+        show = form.shown()
+        handled = HANDLED[show]
         sections = []
         for kind, anchor, title in SECTIONS:
             items = selectors.inbox_list(org=self.org, kind=kind, handled=handled)
             sections.append({"kind": kind, "anchor": anchor, "title": title, "count": items.count(),
                              "items": list(items[:SHOWN])})
         return super().get_context_data(form=form, show=show, sections=sections, shown=SHOWN, **kwargs)
+
+
+class InboxExportView(OrgMixin, View):
+    """One section's items as the inbox shows them (`show`) as CSV: the columns of its /v1 export."""
+
+    def get(self, request, kind):
+        if kind not in FOLLOW_UP_COLUMNS:
+            raise NotFound()
+        handled = HANDLED[InboxFilterForm(request.GET or None).shown()]
+        items = selectors.inbox_list(org=self.org, kind=kind, handled=handled)
+        return csv_download(self.org, f"{kind}s", items, FOLLOW_UP_COLUMNS[kind])
 
 
 class MarkHandledView(OrgMixin, View):
