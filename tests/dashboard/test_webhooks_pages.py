@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from knowledge.models import Location
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
 
@@ -304,3 +305,57 @@ def test_the_nav_shows_webhooks_and_shows_meetings_only_with_the_product(admin_c
         assert 'href="/meetings/"' in client.get("/contacts/").content.decode()
     meetings = admin_client.get("/meetings/").content.decode()
     assert 'href="/meetings/" class="is-current" aria-current="page">Meetings<' in meetings
+
+
+# --- locations (issue 28): a subscription limited to some of the organization's locations ------------------------
+
+
+def _places(org):
+    return (Location.objects.create(organization=org, name="Castro", timezone="UTC"),
+            Location.objects.create(organization=org, name="Mission", timezone="UTC"))
+
+
+def test_the_form_limits_a_subscription_to_locations_and_none_ticked_is_the_whole_org(admin_client, org):
+    castro, mission = _places(org)
+    form = admin_client.get("/settings/webhooks/new/").content.decode()
+    assert 'name="location_ids"' in form and "Castro" in form and "Mission" in form
+    assert create(admin_client, url=URL + "/mission", location_ids=[str(mission.pk)]).status_code == 302
+    assert create(admin_client, url=URL + "/all").status_code == 302
+    limited, whole = (Subscription.objects.get(url=URL + path) for path in ("/mission", "/all"))
+    assert (limited.location_ids, whole.location_ids) == ([mission.pk], None)
+    shown = admin_client.get(f"/settings/webhooks/{limited.pk}/").content.decode()
+    assert '<dd data-testid="webhook-locations">Mission</dd>' in shown
+    shown = admin_client.get(f"/settings/webhooks/{whole.pk}/").content.decode()
+    assert '<dd data-testid="webhook-locations">All (the whole organization)</dd>' in shown
+
+    edit = paths(limited)["edit"]
+    assert admin_client.get(edit).context["form"]["location_ids"].value() == [str(mission.pk)]
+    saved = admin_client.post(edit, {"url": limited.url, "events": limited.events,
+                                     "location_ids": [str(castro.pk), str(mission.pk)]})
+    assert saved.status_code == 302
+    assert Subscription.objects.get(pk=limited.pk).location_ids == [castro.pk, mission.pk]
+    admin_client.post(edit, {"url": limited.url, "events": limited.events})
+    assert Subscription.objects.get(pk=limited.pk).location_ids is None
+
+
+def test_another_orgs_location_is_refused_inline(admin_client, org, other_org):
+    _places(org)
+    theirs, _ = _places(other_org)
+    response = create(admin_client, location_ids=[str(theirs.pk)])
+    assert response.status_code == 200
+    assert response.context["form"].errors["location_ids"]
+    assert 'data-testid="error-location_ids"' in response.content.decode()
+    assert not Subscription.objects.exists()
+
+
+def test_an_org_without_locations_has_no_location_choice(admin_client):
+    assert 'name="location_ids"' not in admin_client.get("/settings/webhooks/new/").content.decode()
+
+
+def test_a_location_a_subscription_is_limited_to_is_not_deleted(admin_client, org):
+    _, mission = _places(org)
+    create(admin_client, location_ids=[str(mission.pk)])
+    page = admin_client.post(f"/locations/{mission.pk}/delete/", follow=True).content.decode()
+    assert (f"Webhook subscriptions are limited to this location: {URL}. Delete them or change their locations "
+            "first.") in page
+    assert Location.objects.filter(pk=mission.pk).exists()
