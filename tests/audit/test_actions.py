@@ -17,6 +17,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from audit.models import AuditEvent
 from knowledge.models import Fact, Location, TeamMember
+from knowledge.services import location_create
 from orgs.invitations import invitation_accept, invitation_create, token_for
 from orgs.models import ApiKey, Invitation, Membership, Organization
 from tests.api.test_matrix import _media_in_tmp, world  # noqa: F401 - fixtures: one object of each kind
@@ -121,6 +122,16 @@ def test_api_key_created_and_revoked_in_the_dashboard(admin_client, admin, org):
         admin_client.post(f"/settings/api-keys/{key.pk}/revoke/")
     text = _table_text()
     assert plaintext not in text and key.key_digest not in text
+
+
+def test_a_key_limited_to_locations_records_them(admin_client, admin, org):
+    downtown = location_create(org=org, name="Downtown", timezone="UTC")
+    with exactly_one("api_key.created") as box:
+        admin_client.post("/settings/api-keys/new/", {"name": "POS", "scope": "read",
+                                                      "location_ids": [str(downtown.pk)]})
+    key = ApiKey.objects.get(name="POS")
+    assert box["entry"].changes == {"name": [None, "POS"], "scopes": [None, ["read"]],
+                                    "key_prefix": [None, key.key_prefix], "location_ids": [None, [str(downtown.pk)]]}
 
 
 def test_a_member_refused_records_nothing(member_client, org):
