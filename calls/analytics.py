@@ -69,41 +69,65 @@ def call_analytics(*, org: Organization, since: date, until: date, group_by: str
     if location_ids is not None:
         where.append("r.location_id = ANY(%s)")
         params.append(list(location_ids))
-    sums = ", ".join(f"sum(r.{name})" for name in _SUMS)
-    # Only constants are interpolated (a GROUPINGS key, the column names); the values are parameters.
-    sql = (f"SELECT {_KEYS[group_by]} AS key, r.outcome, {sums} FROM calls_callrollup r"  # noqa: S608
-           f" WHERE {' AND '.join(where)} GROUP BY 1, 2 HAVING sum(r.calls) <> 0")
+    key = _KEYS[group_by]
+    condition = " AND ".join(where)
+    sums = ", ".join(f"sum(r.{name}) AS {name}" for name in _SUMS)
+    totals = ", ".join(f"sum(c.{name})" for name in _SUMS)
+    # One statement, one row per bucket: the calls' figures (the outcomes' counts as an object) and the number fields'
+    # [sum, count] per name. Only constants are interpolated (a GROUPINGS key, column names); values are parameters.
+    sql = f"""
+        WITH c AS (SELECT {key} AS key, r.outcome, {sums} FROM calls_callrollup r
+                    WHERE {condition} GROUP BY 1, 2),
+             f AS (SELECT key, jsonb_object_agg(name, jsonb_build_array(value_sum, value_count)) AS fields
+                     FROM (SELECT {key} AS key, r.name, sum(r.value_sum) AS value_sum, sum(r.value_count) AS value_count
+                             FROM calls_callfieldrollup r WHERE {condition} GROUP BY 1, 2
+                           HAVING sum(r.value_count) <> 0) named GROUP BY 1)
+        SELECT coalesce(json_agg(json_build_array(m.key, m.sums, m.outcomes, f.fields)), '[]') FROM (
+            SELECT c.key, json_build_array({totals}) AS sums,
+                   jsonb_object_agg(c.outcome, c.calls) FILTER (WHERE c.outcome <> '' AND c.calls <> 0) AS outcomes
+              FROM c GROUP BY c.key HAVING sum(c.calls) <> 0
+        ) m LEFT JOIN f ON coalesce(f.key::text, '') = coalesce(m.key::text, '')"""  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        cursor.execute(sql, params * 2)
+        # One JSON value for all the buckets (psycopg decodes `json`): a single decode, not one per bucket.
+        rows = cursor.fetchone()[0]
 
+    parse_key = date.fromisoformat if group_by in ("day", "week") else lambda value: value
     grouped: dict = {}
-    for key, outcome, *values in rows:
-        bucket = grouped.setdefault(key, {"sums": dict.fromkeys(_SUMS, 0), "outcomes": {}})
-        for name, value in zip(_SUMS, values, strict=True):
-            bucket["sums"][name] += int(value)
-        if outcome:
-            bucket["outcomes"][outcome] = bucket["outcomes"].get(outcome, 0) + int(values[0])
+    names = set()
+    for key_value, sums, outcomes, fields in rows:
+        fields = fields or {}
+        names.update(fields)
+        grouped[None if key_value is None else parse_key(key_value)] = {
+            "sums": dict(zip(_SUMS, sums, strict=True)), "outcomes": outcomes or {}, "fields": fields}
 
     buckets = [
-        {**_bucket_key(group_by, key, since, until), **_figures(bucket)}
-        for key, bucket in _ordered(group_by, grouped, since, until)
+        {**_bucket_key(group_by, key_value, since, until), **_figures(bucket, names)}
+        for key_value, bucket in _ordered(group_by, grouped, since, until)
     ]
-    total = {"sums": dict.fromkeys(_SUMS, 0), "outcomes": {}}
+    total = _empty()
     for bucket in grouped.values():
-        for name in _SUMS:
-            total["sums"][name] += bucket["sums"][name]
+        for metric in _SUMS:
+            total["sums"][metric] += bucket["sums"][metric]
         for outcome, count in bucket["outcomes"].items():
             total["outcomes"][outcome] = total["outcomes"].get(outcome, 0) + count
+        for name, (value_sum, count) in bucket["fields"].items():
+            field_total = total["fields"].setdefault(name, [0.0, 0])
+            field_total[0] += value_sum
+            field_total[1] += count
     return {
         "since": since.isoformat(), "until": until.isoformat(), "time_zone": org.time_zone, "group_by": group_by,
-        "buckets": buckets, "totals": _figures(total),
+        "buckets": buckets, "totals": _figures(total, names),
     }
+
+
+def _empty() -> dict:
+    return {"sums": dict.fromkeys(_SUMS, 0), "outcomes": {}, "fields": {}}
 
 
 def _ordered(group_by: str, grouped: dict, since: date, until: date):
     """(key, bucket) in the answer's order: every day or week of the range, else by most calls."""
-    empty = {"sums": dict.fromkeys(_SUMS, 0), "outcomes": {}}
+    empty = _empty()
     if group_by == "day":
         return [(day, grouped.get(day, empty)) for day in _days(since, until)]
     if group_by == "week":
@@ -123,12 +147,11 @@ def _bucket_key(group_by: str, key, since: date, until: date) -> dict:
     if group_by == "week":  # a week cut by the range counts only its days inside it
         return {"key": key.isoformat(), "since": max(key, since).isoformat(),
                 "until": min(key + timedelta(days=6), until).isoformat()}
-    if group_by == "location":
-        return {"key": str(key) if key is not None else None}
     return {"key": key}
 
 
-def _figures(bucket: dict) -> dict:
+def _figures(bucket: dict, names: set) -> dict:
+    """A bucket's figures; `fields` has every number field seen in the range, so that each bucket names the same."""
     sums = bucket["sums"]
     return {
         "calls": sums["calls"],
@@ -141,7 +164,14 @@ def _figures(bucket: dict) -> dict:
         "bookings": sums["bookings"],
         "orders": sums["orders"],
         "unanswered_questions": sums["unanswered_questions"],
+        "fields": {name: _field(*bucket["fields"].get(name, (0.0, 0))) for name in sorted(names)},
     }
+
+
+def _field(value_sum: float, count: int) -> dict:
+    value_sum = round(float(value_sum), 6)  # float sums of added and removed values may leave a 1e-15
+    return {"sum": int(value_sum) if value_sum.is_integer() else value_sum, "count": count,
+            "average": _ratio(value_sum, count, 2)}
 
 
 def _ratio(part: int, whole: int, digits: int) -> float | None:

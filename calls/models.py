@@ -386,6 +386,33 @@ class CallRollup(models.Model):
         return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
 
 
+class CallFieldRollup(models.Model):
+    """Beside CallRollup, on the same key plus the field's `name`: the sum and count of a `number` call field's values
+    (Call.fields, as each call stored them: `type` number at completion). Kept by the same triggers (calls 0013)."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    day = models.DateField()
+    location_id = models.UUIDField(null=True)
+    outcome = models.CharField(max_length=64)
+    name = models.CharField(max_length=64)
+    value_sum = models.FloatField(default=0)  # double precision: integers stay exact up to 2**53
+    value_count = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "day", "location_id", "outcome", "name"], nulls_distinct=False,
+                name="uniq_call_field_rollup_key",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
+
+
 # A contact is the organization's, at a location through its calls there: a scoped principal reads and changes the
 # contacts with a call at one of its locations (docs/api.md#locations-and-scope). Declared here, above contacts.
 contacts_at_locations = Matching(
@@ -397,6 +424,7 @@ contacts_at_locations = Matching(
 __all__ = [
     "Booking",
     "Call",
+    "CallFieldRollup",
     "CallRollup",
     "CallbackRequest",
     "CancelSource",

@@ -1,6 +1,6 @@
 """GET /v1/analytics/calls: the call figures per local day, week, location or outcome (calls.analytics)."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 
 from calls import analytics
@@ -33,6 +33,12 @@ class FiguresSerializer(serializers.Serializer):
     bookings = serializers.IntegerField(help_text="Bookings made on these calls, canceled ones included.")
     orders = serializers.IntegerField(help_text="Orders placed on these calls.")
     unanswered_questions = serializers.IntegerField(help_text="Questions the agent could not answer on these calls.")
+    fields = serializers.DictField(
+        child=inline_serializer(name="CallFieldFigures", fields={
+            "sum": serializers.FloatField(), "count": serializers.IntegerField(),
+            "average": serializers.FloatField(allow_null=True)}),
+        help_text="Per `number` call field with a value in the range (each bucket names the same ones): the sum, "
+        "count and average (2 decimals; null without values) of the values the calls stored.")
 
 
 class BucketSerializer(FiguresSerializer):

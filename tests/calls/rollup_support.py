@@ -3,7 +3,7 @@
 from collections import Counter, defaultdict
 from zoneinfo import ZoneInfo
 
-from calls.models import Booking, Call, CallRollup, Order
+from calls.models import Booking, Call, CallFieldRollup, CallRollup, Order
 
 METRICS = ["calls", "real_engagements", "escalations", "duration_sum", "duration_count", "score_sum", "score_count",
            "bookings", "orders", "unanswered_questions"]
@@ -39,4 +39,27 @@ def stored_rollup(org) -> dict:
         (row.day, row.location_id, row.outcome): {m: getattr(row, m) for m in METRICS}
         for row in CallRollup.objects.filter(organization=org)
         if any(getattr(row, m) for m in METRICS)
+    }
+
+
+def expected_field_rollup(org) -> dict:
+    """{(day, location_id, outcome, name): [sum, count]} of the number fields' values, from the org's calls."""
+    org.refresh_from_db()
+    zone = ZoneInfo(org.time_zone)
+    rows = defaultdict(lambda: [0, 0])
+    for call in Call.objects.filter(organization=org):
+        for name, stored in call.fields.items():
+            value = stored.get("value") if isinstance(stored, dict) else None
+            if stored.get("type") == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+                row = rows[(call.started_at.astimezone(zone).date(), call.location_id, call.outcome or "", name)]
+                row[0] += value
+                row[1] += 1
+    return {key: row for key, row in rows.items()}
+
+
+def stored_field_rollup(org) -> dict:
+    return {
+        (row.day, row.location_id, row.outcome, row.name): [row.value_sum, row.value_count]
+        for row in CallFieldRollup.objects.filter(organization=org)
+        if row.value_count
     }

@@ -50,7 +50,8 @@ def _generate(org, locations, count, seed):
         call_id, response = runtime.start(started_at=started, location_id=location)
         assert response.status_code == 201, response.content
         spec = {"started_at": started, "location_id": location, "outcome": "", "classification": None,
-                "disposition": None, "duration": None, "score": None, "unanswered": 0, "bookings": 0, "orders": 0}
+                "disposition": None, "duration": None, "score": None, "unanswered": 0, "bookings": 0, "orders": 0,
+                "fields": {}}
         if rng.random() < 0.85:  # the rest stay in progress
             outcome = rng.choice(OUTCOMES)
             classification = rng.choice(["real_engagement", "real_engagement", "robocall", "wrong_number_hangup"])
@@ -68,6 +69,14 @@ def _generate(org, locations, count, seed):
             spec.update(outcome=outcome, classification=classification, disposition=disposition, duration=duration,
                         score=score if classification == "real_engagement" else None, unanswered=len(unanswered),
                         orders=int(outcome == "order"))
+            # Number call fields as the completion stores them (calls.call_fields); a string one is never summed.
+            fields = {"party_size": {"label": "Party size", "type": "number", "value": rng.randrange(1, 12)},
+                      "note": {"label": "Note", "type": "string", "value": "12"}}
+            if rng.random() < 0.5:
+                fields["budget"] = {"label": "Budget", "type": "number", "value": rng.randrange(10, 500) + 0.25}
+            if rng.random() < 0.7:
+                Call.objects.filter(organization=org, runtime_call_id=call_id).update(fields=fields)
+                spec["fields"] = {name: f["value"] for name, f in fields.items() if f["type"] == "number"}
         if rng.random() < 0.15:
             call = runtime.call(call_id)
             for n in range(rng.randrange(1, 3)):
@@ -78,7 +87,13 @@ def _generate(org, locations, count, seed):
     return made
 
 
-def _figures(calls):
+def _field(values):
+    total = sum(values)
+    return {"sum": int(total) if float(total).is_integer() else total, "count": len(values),
+            "average": round(total / len(values), 2) if values else None}
+
+
+def _figures(calls, names):
     durations = [c["duration"] for c in calls if c["duration"] is not None]
     scores = [c["score"] for c in calls if c["score"] is not None]
     escalations = sum(c["disposition"] == "escalated" for c in calls)
@@ -97,6 +112,7 @@ def _figures(calls):
         "bookings": sum(c["bookings"] for c in calls),
         "orders": sum(c["orders"] for c in calls),
         "unanswered_questions": sum(c["unanswered"] for c in calls),
+        "fields": {name: _field([c["fields"][name] for c in calls if name in c["fields"]]) for name in sorted(names)},
     }
 
 
@@ -104,6 +120,7 @@ def _expected(made, zone, since, until, group_by):
     """The answer, counted here from the test's own record of the calls."""
     tz = ZoneInfo(zone)
     inside = [c for c in made if since <= c["started_at"].astimezone(tz).date() <= until]
+    names = {name for c in inside for name in c["fields"]}
     if group_by in ("day", "week"):
         buckets = []
         day = since if group_by == "day" else since - timedelta(days=since.weekday())
@@ -112,16 +129,16 @@ def _expected(made, zone, since, until, group_by):
             last = day + step - timedelta(days=1)
             members = [c for c in inside if day <= c["started_at"].astimezone(tz).date() <= last]
             buckets.append({"key": day.isoformat(), "since": max(day, since).isoformat(),
-                            "until": min(last, until).isoformat(), **_figures(members)})
+                            "until": min(last, until).isoformat(), **_figures(members, names)})
             day += step
     else:
         field = "location_id" if group_by == "location" else "outcome"
         keys = {c[field] for c in inside}
         buckets = [{"key": str(key) if group_by == "location" and key else key,
-                    **_figures([c for c in inside if c[field] == key])} for key in keys]
+                    **_figures([c for c in inside if c[field] == key], names)} for key in keys]
         buckets.sort(key=lambda b: (-b["calls"], b["key"] or ""))
     return {"since": since.isoformat(), "until": until.isoformat(), "time_zone": zone, "group_by": group_by,
-            "buckets": buckets, "totals": _figures(inside)}
+            "buckets": buckets, "totals": _figures(inside, names)}
 
 
 @pytest.fixture
@@ -149,6 +166,7 @@ def test_figures_equal_the_tests_own_counts_in_two_zones_across_dst_changes(api,
         expected = _expected(world, zone, date(2026, 10, 4), date(2026, 11, 1), "week")
         assert api.get("/v1/analytics/calls", cut).json()["data"] == expected
     assert sum(c["bookings"] for c in world) > 0 and Call.objects.filter(organization=org).count() == len(world)
+    assert any("budget" in c["fields"] for c in world)
 
 
 def test_a_location_filter_another_org_and_a_read_key(api, read_api, other_api, org, other_org, world,
@@ -193,7 +211,8 @@ def test_the_default_range_is_the_last_30_local_days(api, org):
     assert [b["key"] for b in data["buckets"]] == [(today - timedelta(days=n)).isoformat() for n in range(29, -1, -1)]
     assert data["totals"] == {"calls": 0, "real_engagements": 0, "outcomes": {}, "escalations": 0,
                               "escalation_rate": None, "average_duration_seconds": None,
-                              "average_quality_score": None, "bookings": 0, "orders": 0, "unanswered_questions": 0}
+                              "average_quality_score": None, "bookings": 0, "orders": 0, "unanswered_questions": 0,
+                              "fields": {}}
 
 
 @pytest.mark.parametrize(("params", "errors"), [

@@ -3,11 +3,11 @@ runtime's start, events and completion, a booking, a location's deletion, a time
 
 from datetime import timedelta
 
-from calls.models import Call, CallRollup
+from calls.models import Call, CallFieldRollup, CallRollup
 from knowledge.services import location_create, location_delete
 from orgs.models import Organization
 from tests.calls.conftest import T0, completion, iso
-from tests.calls.rollup_support import expected_rollup, stored_rollup
+from tests.calls.rollup_support import expected_field_rollup, expected_rollup, stored_field_rollup, stored_rollup
 from tests.calls.test_calendars_and_bookings import MONDAY_1400Z, book, calendar  # noqa: F401 - the fixture
 
 
@@ -50,18 +50,31 @@ def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtim
     assert runtime.complete(made[4], outcome="booking", order=None, ended_at=ended).status_code == 200
     assert stored_rollup(org) == expected_rollup(org)
 
+    # Number call fields: each value on its call's key; other types, and a value that is not a number, are not summed.
+    for index, call_id in enumerate(made):
+        fields = {"party_size": {"label": "Party size", "type": "number", "value": index + 0.5},
+                  "note": {"type": "string", "value": "7"}, "broken": {"type": "number", "value": "7"}}
+        Call.objects.filter(runtime_call_id=call_id).update(fields=fields if index % 3 else {})
+    assert stored_field_rollup(org) == expected_field_rollup(org) != {}
+    Call.objects.filter(runtime_call_id=made[1]).update(fields={}, outcome="moved")
+    assert stored_rollup(org) == expected_rollup(org)  # an order stays on its call's key through later changes
+    assert stored_field_rollup(org) == expected_field_rollup(org)
+
     # Another zone regroups every call into its new local days, in the same transaction.
     Organization.objects.filter(pk=org.pk).update(time_zone="Asia/Kathmandu")  # +05:45
     assert stored_rollup(org) == expected_rollup(org)
+    assert stored_field_rollup(org) == expected_field_rollup(org)
     assert stored_rollup(other_org) == expected_rollup(other_org)
 
     location_delete(location=la)
     assert Call.objects.filter(location_id=la.pk).count() == 0
     assert stored_rollup(org) == expected_rollup(org)
 
-    Call.objects.filter(runtime_call_id=made[0]).delete()
+    Call.objects.filter(runtime_call_id=made[2]).delete()
     assert stored_rollup(org) == expected_rollup(org)
+    assert stored_field_rollup(org) == expected_field_rollup(org)
 
     Organization.objects.get(pk=org.pk).delete()
     assert not CallRollup.objects.filter(organization_id=org.pk).exists()
+    assert not CallFieldRollup.objects.filter(organization_id=org.pk).exists()
     assert stored_rollup(other_org) == expected_rollup(other_org)

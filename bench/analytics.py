@@ -1,0 +1,186 @@
+"""Call analytics over a year of an organization with 1,000,000 calls, measured in process (Django's test client, no
+HTTP server) on PostgreSQL:
+1. `GET /v1/analytics/calls` for the last 365 local days, each `group_by` (day, week, location, outcome), and one
+   location's days: p50 and p99 of 100 rounds each; goal p50 < 50 ms.
+2. The calls rollup's own costs: seeding the calls through its triggers (bulk statements of 50,000 calls), one
+   runtime-like single-call write with and without the triggers, and the rebuild a time zone change runs.
+The org ("Analytics Bench Org", Los Angeles time, 4 locations) and another org of 100,000 calls on the same days live
+in a `voiceagent_bench_analytics` database on DATABASE_URL's server; the seeded calls are kept between runs.
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+CALLS = 1_000_000
+OTHER_CALLS = 100_000
+CHUNK = 50_000
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", 100))
+ORG = "Analytics Bench Org"
+
+# Calls spread evenly over the last 365 days (a multiplicative hash of their number), with every figure the analytics
+# count varying: location, outcome, classification, disposition, duration, score and unanswered questions.
+# `%(offset)s` numbers this chunk's calls after the ones already there.
+SEED_SQL = """
+INSERT INTO calls_call (id, organization_id, created_at, updated_at, runtime_call_id, status, started_at, ended_at,
+                        duration_seconds, direction, from_number, disposition, classification, scorable, score,
+                        summary, outcome, outcome_tags, trail, transcript, quality_checks, location_id, facts_used,
+                        unanswered_questions, fields)
+SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'completed', s.at,
+       s.at + make_interval(secs => 30 + g %% 600), 30 + g %% 600, 'inbound',
+       '+1415555' || lpad((g %% 10000)::text, 4, '0'),
+       (ARRAY['completed', 'completed', 'transferred', 'escalated'])[1 + g %% 4],
+       (ARRAY['real_engagement', 'real_engagement', 'real_engagement', 'robocall', 'wrong_number_hangup'])[1 + g %% 5],
+       g %% 5 < 3, CASE WHEN g %% 5 < 3 THEN g %% 101 END, 'Bench call',
+       (ARRAY['order', 'booking', 'question', 'message', 'hours', ''])[1 + g %% 6], '[]', '[]', '[]', '[]',
+       (%(locations)s::uuid[])[1 + g %% cardinality(%(locations)s::uuid[])], '[]',
+       CASE WHEN g %% 7 = 0 THEN '["Do you deliver?"]'::jsonb ELSE '[]'::jsonb END, '{}'
+  FROM generate_series(1, %(count)s) AS g,
+       LATERAL (SELECT now() - make_interval(secs => ((%(offset)s + g) * 2654435761::bigint %% (365 * 86400))::float8)
+               AS at) s
+"""
+
+
+def _database_url() -> str:
+    server = urlsplit(os.environ["DATABASE_URL"])
+    with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench_analytics'").fetchone():
+            conn.execute("CREATE DATABASE voiceagent_bench_analytics")
+    return urlunsplit(server._replace(path="/voiceagent_bench_analytics"))
+
+
+def _seed_calls(org, locations: list, count: int) -> None:
+    from django.db import connection, transaction
+
+    from calls.models import Call
+
+    have = Call.objects.filter(organization=org).count()
+    if have >= count:
+        return
+    begin = time.perf_counter()
+    while have < count:
+        chunk = min(CHUNK, count - have)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(SEED_SQL, {"org": org.pk, "offset": have, "count": chunk,
+                                      "locations": [str(pk) for pk in locations] or [None]})
+        have += chunk
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE calls_call; ANALYZE calls_callrollup")
+    seconds = time.perf_counter() - begin
+    print(f"  seeded {count:,} calls for {org.name} through the rollup triggers in {seconds:.0f} s "
+          f"({count / seconds:,.0f} calls/s in statements of {CHUNK:,})", flush=True)
+
+
+def _seed():
+    from knowledge.services import location_create
+    from orgs.models import Organization
+    from orgs.services import api_key_create, organization_create
+
+    org = Organization.objects.filter(name=ORG).first()
+    if org is None:
+        org, _ = organization_create(name=ORG, admin_email="analytics@bench.example", admin_password=None)
+        for n, zone in enumerate(["America/Los_Angeles", "America/Los_Angeles", "America/Denver", "America/Chicago"]):
+            location_create(org=org, name=f"Store {n + 1}", address=f"{n + 1} Main St", timezone=zone,
+                            phone_number=f"+1310555010{n}")
+        Organization.objects.filter(pk=org.pk).update(time_zone="America/Los_Angeles")
+        other, _ = organization_create(name=f"{ORG} (other)", admin_email="analytics-other@bench.example",
+                                       admin_password=None)
+    org.refresh_from_db()
+    other = Organization.objects.get(name=f"{ORG} (other)")
+    from knowledge.models import Location
+
+    locations = list(Location.objects.filter(organization=org).order_by("name").values_list("pk", flat=True))
+    _seed_calls(org, locations, CALLS)
+    _seed_calls(other, [], OTHER_CALLS)
+    admin = org.memberships.get().user
+    _, plaintext = api_key_create(org=org, created_by=admin, name=f"bench {int(time.time())}", scope="read")
+    return org, other, locations, plaintext
+
+
+def _ms(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def main():
+    os.environ["DATABASE_URL"] = _database_url()
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
+    os.environ.setdefault("RATE_LIMIT_READS_PER_MINUTE", "1000000000")
+    os.environ.setdefault("RATE_LIMIT_WRITES_PER_MINUTE", "1000000000")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.db import connection, transaction
+    from rest_framework.test import APIClient
+
+    from calls.analytics import local_today
+    from calls.models import CallRollup
+
+    call_command("migrate", verbosity=0)
+    org, other, locations, plaintext = _seed()
+    client = APIClient(SERVER_NAME="127.0.0.1")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    until = local_today(org)
+    year = {"since": (until - timedelta(days=364)).isoformat(), "until": until.isoformat()}
+    rows = CallRollup.objects.filter(organization=org, day__gte=year["since"]).count()
+    print(f"GET /v1/analytics/calls, the last 365 days of {CALLS:,} calls ({rows:,} rollup rows), {ROUNDS} rounds")
+    results = {}
+    cases = [(group_by, {**year, "group_by": group_by}) for group_by in ("day", "week", "location", "outcome")]
+    cases.append(("day, one location", {**year, "group_by": "day", "location_id": str(locations[0])}))
+    for label, params in cases:
+        response = client.get("/v1/analytics/calls", params)
+        assert response.status_code == 200, response.content
+        total = response.json()["data"]["totals"]["calls"]
+        samples = []
+        for _ in range(ROUNDS):
+            begin = time.perf_counter()
+            client.get("/v1/analytics/calls", params)
+            samples.append(time.perf_counter() - begin)
+        results[label] = _ms(samples, 0.5)
+        print(f"  group_by={label:20} {total:>9,} calls   p50 {results[label]:6.2f} ms   "
+              f"p99 {_ms(samples, 0.99):6.2f} ms", flush=True)
+
+    # One call written as the runtime does (an INSERT, then the completion's UPDATE), with and without the triggers
+    # (disabled inside a transaction that is rolled back): what the rollup adds to each call write.
+    def one_write(enabled: bool) -> float:
+        with transaction.atomic(), connection.cursor() as cursor:
+            if not enabled:
+                cursor.execute("ALTER TABLE calls_call DISABLE TRIGGER USER")
+            begin = time.perf_counter()
+            cursor.execute(SEED_SQL, {"org": org.pk, "offset": 10 * CALLS, "count": 1,
+                                      "locations": [str(pk) for pk in locations]})
+            cursor.execute("UPDATE calls_call SET outcome = 'order', score = 90 WHERE organization_id = %s "
+                           "AND runtime_call_id = %s", [org.pk, f"bench-{10 * CALLS + 1}"])
+            took = time.perf_counter() - begin
+            transaction.set_rollback(True)
+        return took
+
+    writes = {True: [], False: []}
+    for _ in range(ROUNDS):
+        for enabled in (False, True):
+            writes[enabled].append(one_write(enabled))
+    off, on = _ms(writes[False], 0.5), _ms(writes[True], 0.5)
+    print(f"one call's insert + completion update: p50 {off:.2f} ms without the triggers, {on:.2f} ms with them")
+
+    with transaction.atomic():
+        begin = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT calls_rollup_rebuild(%s)", [org.pk])
+        rebuild = time.perf_counter() - begin
+        transaction.set_rollback(True)
+    print(f"a time zone change's rebuild of the org's rollup ({CALLS:,} calls): {rebuild:.1f} s")
+    worst = max(results.values())
+    print(f"goal: p50 < 50 ms for a year of {CALLS:,} calls: worst {worst:.1f} ms {'OK' if worst < 50 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
