@@ -75,5 +75,9 @@ def call_panel(org, call: Call) -> dict:
                       "send no call.ended and no follow-up events.")
         elif not events:
             reason = "No event of this call is kept any more: events are kept 30 days."
-    receiving = Subscription.objects.for_org(org).filter(enabled=True, events__contains=["call.ended"]).exists()
-    return {"events": [_row(event) for event in events], "reason": reason, "no_subscription": not receiving}
+    # Those that would receive this call's call.ended: at its location (or the whole organization's), and for a
+    # member limited to locations, of the subscriptions they see.
+    receiving = Subscription.objects.for_org(org).filter(
+        Subscription.covering(call.location_id), enabled=True, events__contains=["call.ended"]).exists()
+    return {"events": [_row(event) for event in events], "reason": reason, "no_subscription": not receiving,
+            "located": call.location_id is not None}

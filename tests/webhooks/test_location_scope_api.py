@@ -179,3 +179,19 @@ def test_a_location_a_subscription_is_limited_to_cannot_be_deleted(org, l1, l2):
     Subscription.objects.all().delete()
     location_delete(location=l1)
     assert not Location.objects.filter(pk=l1.pk).exists()
+
+
+def test_a_scoped_keys_change_reaches_the_organization_wide_subscriptions_too(org, admin, l1, l2, l1_api):
+    """emit fans out over every subscription of the organization, whatever scope the change was made within."""
+    runtime = Runtime(org)
+    call_id, _ = runtime.start(location_id=l1.id)
+    runtime.complete(call_id)
+    call = runtime.call(call_id)
+    mine = make_subscription(org, events=("call_order.status_changed",), location_ids=[l1.id])
+    whole = make_subscription(org, events=("call_order.status_changed",))
+    make_subscription(org, events=("call_order.status_changed",), location_ids=[l2.id])
+    response = l1_api.patch(f"/v1/calls/{call.pk}/order-status", {"status": "in_progress"}, format="json")
+    assert response.status_code == 200
+    event = Event.objects.get(type="call_order.status_changed")
+    assert event.location_id == l1.id
+    assert set(event.deliveries.values_list("subscription_id", flat=True)) == {mine.pk, whole.pk}
