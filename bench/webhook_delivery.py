@@ -233,7 +233,9 @@ def main():
         # What earlier runs left (their org is deleted at the end) is garbage that autovacuum would have cleared
         # since; a server run with autovacuum off (CI's and this machine's are) never clears it, and every claim
         # then reads it. Only the previous runs' rows: this run's own dead rows stay, as they would in production.
-        cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event, webhooks_subscription")
+        cursor.execute(
+            "VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event, webhooks_subscription"
+        )
     receiver = Receiver()
     orgs = [Organization.objects.create(name=f"bench webhooks {n}") for n in range(tenants())]
     worker = None

@@ -7,7 +7,7 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-    dependencies = [("webhooks", "0010_subscription_claimed_at")]
+    dependencies = [("webhooks", "0011_subscription_locations")]
 
     operations = [
         migrations.RunSQL(
