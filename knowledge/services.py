@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, Func, ProtectedError, Value
 
@@ -24,6 +25,7 @@ from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from core.tenancy import get_for_org
 from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
+from orgs import quotas
 from orgs.models import ApiKey, Invitation, Membership, Organization
 from orgs.phones import normalize_phone
 from orgs.services import organization_take_first_location_zone
@@ -560,11 +562,19 @@ def call_field_create(*, org: Organization, name: str, label: str, type: str, de
                       choices: list[str] | None = None, required: bool = False, location_ids: list | None = None,
                       actor=None) -> CallField:
     """Creates a call field: the runtime's next knowledge read tells the agent to listen for it, and completions
-    may report it. Duplicate name: 409 (the unique constraint decides)."""
-    return _create(CALL_FIELD, org=org, actor=actor, values={
-        "name": name, "label": label, "type": type, "description": description or "",
-        "choices": list(choices or []), "required": required, "location_ids": location_ids,
-    })
+    may report it. Duplicate name: 409 (the unique constraint decides). At most QUOTA_CALL_FIELDS_PER_ORG per
+    organization (409 `call_fields`): every call's completion, page and export carries them all."""
+    with transaction.atomic():
+        quotas.lock_organization(org)
+        quotas.check_count(
+            field="call_fields", used=CallField.objects.filter(organization_id=org.pk).count(),
+            limit=settings.QUOTA_CALL_FIELDS_PER_ORG, what="call fields", setting="QUOTA_CALL_FIELDS_PER_ORG",
+            free="Delete a call field to create another.",
+        )
+        return _create(CALL_FIELD, org=org, actor=actor, values={
+            "name": name, "label": label, "type": type, "description": description or "",
+            "choices": list(choices or []), "required": required, "location_ids": location_ids,
+        })
 
 
 def call_field_update(*, call_field: CallField, actor=None, **changes) -> CallField:

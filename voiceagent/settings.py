@@ -283,6 +283,7 @@ WEBHOOK_MAX_WAITING_TASKS = env.int("WEBHOOK_MAX_WAITING_TASKS", default=16)  # 
 WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 # Per-organization quotas (docs/api.md#quotas): what one tenant may hold of what every tenant shares.
 QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
+QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at

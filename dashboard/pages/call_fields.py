@@ -61,7 +61,6 @@ class CallFieldFormMixin:
     template_name = "dashboard/settings/call_field_form.html"
     form_class = CallFieldForm
     list_url = "dashboard:settings-call-fields"
-    conflict = "A call field with this name already exists."
 
     def get_form_kwargs(self):
         return {**super().get_form_kwargs(), "locations": selectors.location_list(org=self.org).order_by("name")}

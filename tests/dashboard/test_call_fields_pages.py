@@ -93,3 +93,11 @@ def test_the_call_page_shows_each_field_and_marks_its_quote(admin_client, org, f
                       body) == [TRANSCRIPT[1]["text"][9:32]]
     assert "No quote from the transcript backs it (unverified)." in body
     assert 'href="#turn-2">“a large pepperoni pizza”' in body
+
+
+def test_the_quota_is_said_above_the_form(admin_client, org, field, settings):
+    settings.QUOTA_CALL_FIELDS_PER_ORG = 1
+    response = admin_client.post("/settings/call-fields/new/", {"name": "crust", "label": "Crust", "type": "string"})
+    assert response.status_code == 200
+    assert "the most it may have (QUOTA_CALL_FIELDS_PER_ORG = 1)" in response.content.decode()
+    assert CallField.objects.filter(organization=org).count() == 1

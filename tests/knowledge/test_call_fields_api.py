@@ -134,3 +134,19 @@ def test_the_list_is_one_query_whatever_its_page_size(api, org, django_assert_nu
         with django_assert_num_queries(1):
             response = api.get(f"/v1/call-fields?limit={limit}")
         assert response.status_code == 200 and len(response.json()["data"]) == limit
+
+
+def test_an_organization_holds_at_most_its_quota_of_call_fields(api, org, other_org, settings):
+    settings.QUOTA_CALL_FIELDS_PER_ORG = 2
+    for name in ("a", "b"):
+        services.call_field_create(org=org, name=name, label=name.upper(), type="string")
+    before = knowledge_version(org)
+    response = api.post("/v1/call-fields", {"name": "c", "label": "C", "type": "string"}, format="json")
+    assert response.status_code == 409
+    assert response.json() == {"error": "conflict", "details": {"field": "call_fields"}}
+    assert CallField.objects.filter(organization=org).count() == 2
+    assert knowledge_version(org) == before
+    assert services.call_field_create(org=other_org, name="c", label="C", type="string").name == "c"
+    services.call_field_delete(call_field=CallField.objects.get(organization=org, name="a"))
+    assert api.post("/v1/call-fields", {"name": "c", "label": "C", "type": "string"},
+                    format="json").status_code == 201
