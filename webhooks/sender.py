@@ -18,7 +18,8 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, ThreadPoolExecuto
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import connection, transaction
+import psycopg
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -268,6 +269,21 @@ def _prepare_claims(cursor) -> None:
         _prepared.add(raw)
 
 
+def _execute_claiming(cursor, sql: str, params: dict) -> None:
+    """Runs a query that EXECUTEs the claim statements, preparing them first on a new session; once more if the
+    session lost them (DISCARD ALL, as a connection pooler's reset runs). Outside a transaction block only then:
+    inside one, the failed statement has aborted it."""
+    _prepare_claims(cursor)
+    try:
+        cursor.execute(sql, params)
+    except DatabaseError as exc:
+        if not isinstance(exc.__cause__, psycopg.errors.InvalidSqlStatementName) or connection.in_atomic_block:
+            raise
+        _prepared.discard(connection.connection)
+        _prepare_claims(cursor)
+        cursor.execute(sql, params)
+
+
 # How far ahead a rate-capped subscription's send slots may be handed out (its threads wait for their slot).
 RATE_HORIZON = 1.0
 
@@ -296,8 +312,7 @@ def _claim(delivery_ids=(), extra: int = 0) -> tuple[uuid.UUID, list[tuple], boo
     if not fair and not ids:
         return token, [], False
     with connection.cursor() as cursor:
-        _prepare_claims(cursor)
-        cursor.execute(_CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
+        _execute_claiming(cursor, _CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
         return (token, *_fetch_claim(cursor))
 
 
@@ -670,8 +685,9 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0):
         sql += ";" + _CLAIM_FAIR_SQL.replace("%(", "%(claim_")
     with connection.cursor() as cursor:
         if refill:
-            _prepare_claims(cursor)
-        cursor.execute(sql, params)
+            _execute_claiming(cursor, sql, params)
+        else:
+            cursor.execute(sql, params)
         while cursor.description is None and cursor.nextset():  # past the SET's and the INSERT's results
             pass
         mine = {row[0] for row in cursor.fetchall()}

@@ -251,3 +251,16 @@ def test_claims_serve_the_subscriptions_served_longest_ago_first(org):
         served.extend(by_sub(rows))
         Delivery.objects.filter(claim_token=token).update(claim_token=None, claimed_until=None, status="succeeded")
     assert sorted(served) == sorted(sub.pk for sub in subs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_session_that_lost_the_prepared_claims_prepares_them_again(org):
+    """The claim statements are prepared once per database session; a session reset under it (DISCARD ALL, as a
+    connection pooler runs between clients) costs one failed EXECUTE, then they are prepared again."""
+    sub = make_subscription(org)
+    due(org, sub, 3)
+    claim(extra=1)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    _, rows = claim(extra=2)
+    assert by_sub(rows) == {sub.pk: 2}
