@@ -3,6 +3,8 @@ bad input, what a key limited to locations may create and see, the event feed it
 subscription is limited to that cannot be deleted."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
@@ -195,3 +197,22 @@ def test_a_scoped_keys_change_reaches_the_organization_wide_subscriptions_too(or
     event = Event.objects.get(type="call_order.status_changed")
     assert event.location_id == l1.id
     assert set(event.deliveries.values_list("subscription_id", flat=True)) == {mine.pk, whole.pk}
+
+
+@pytest.mark.parametrize("path", [PATH, "/v1/events"])
+def test_a_scoped_list_of_subscriptions_or_events_is_a_constant_number_of_queries(org, admin, l1, l2, path):
+    l3 = _location(org, "L3")
+    for location in (l1, l3, l2):
+        for n in range(2):
+            make_subscription(org, location_ids=[location.id])
+            emit(org=org, type="call.ended", data={"n": n}, location_id=location.id)
+    client = _client_of(org, admin, [l1.id, l3.id], scope="read")
+    client.get("/v1/me")  # the key's first use (its cached lookup, last used) is not the list's
+    counts, sizes = [], []
+    for limit in (1, 3):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(path, {"limit": limit})
+        assert response.status_code == 200
+        counts.append(len(queries))
+        sizes.append(len(response.json()["data"]))
+    assert sizes == [1, 3] and counts[0] == counts[1], (sizes, counts)
