@@ -68,13 +68,21 @@ def test_rows_stream_from_a_cursor_inside_a_transaction(org):
     """In autocommit (as a request runs), the cursor is declared inside a transaction that ends with the export."""
     lines = csv_lines(_contacts(org, 5), [Column("name")], chunk_size=2)
     assert not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        jit = cursor.fetchone()[0]
     next(lines)
     assert connection.in_atomic_block
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_cursors WHERE NOT is_holdable")
         assert cursor.fetchone()[0] == 1  # the export's named cursor, not WITH HOLD
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"  # for the export's transaction only (SET LOCAL)
     list(lines)
     assert not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == jit
 
 
 @pytest.mark.django_db(transaction=True)

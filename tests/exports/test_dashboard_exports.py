@@ -9,6 +9,7 @@ import re
 import pytest
 
 from orgs.models import Organization
+from tests.factories import MembershipFactory
 
 from .conftest import HYPERLINK
 
@@ -93,3 +94,14 @@ def test_signed_out_visitors_are_sent_to_sign_in(client):
     for url in ("/calls/export.csv", "/contacts/export.csv", "/bookings/export.csv", "/inbox/message/export.csv"):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_a_location_manager_exports_only_their_locations_rows(client, org, rows):
+    manager = MembershipFactory(organization=org, role="location_manager", location_ids=[rows["annex"].pk]).user
+    client.force_login(manager)
+    calls = _download(client, "/calls/export.csv")
+    assert [row["id"] for row in calls] == [str(rows["message"].pk)]
+    assert [row["id"] for row in calls] == [str(c.pk) for c in client.get("/calls/").context["calls"]]
+    assert _download(client, "/bookings/export.csv") == []  # the booking is at the main location
+    messages = _download(client, "/inbox/message/export.csv?show=all")
+    assert {row["location_id"] for row in messages} == {str(rows["annex"].pk)}
