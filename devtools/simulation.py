@@ -204,6 +204,7 @@ class Simulator:
             if not self.locations:
                 raise ValueError(f"No location {location_id} in this organization.")
         self.greeting_org = self.knowledge["organization"]["name"]
+        self.call_locations: dict[str, str | None] = {}  # runtime call id -> its location id (the fields that apply)
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -225,6 +226,7 @@ class Simulator:
             call_id=runtime_id, started_at=_iso(started_at), from_number=from_number,
             location_id=location["id"] if location else None,
         )
+        self.call_locations[runtime_id] = location["id"] if location else None
         return runtime_id, started_at, call
 
     def _greet(self, convo: Conversation, location) -> None:
@@ -235,6 +237,8 @@ class Simulator:
                 **completion) -> dict:
         for tool in convo.tools:
             self.client.event(runtime_id, **tool)
+        if completion.get("classification") == "real_engagement" and "fields" not in completion:
+            completion["fields"] = self._call_fields(convo, self.call_locations.get(runtime_id), started_at)
         duration = int(convo.clock) + self.rng.randint(3, 12)
         if recording_first:
             self._upload(runtime_id)
@@ -245,6 +249,30 @@ class Simulator:
         if not recording_first:
             self._upload(runtime_id)
         return call
+
+    def _call_fields(self, convo: Conversation, location_id: str | None, started_at: datetime) -> dict:
+        """A value for each of the org's call fields that applies to the call's location, which the caller says
+        (one turn each), quoted as its evidence: a demo org's required fields are always reported."""
+        reported = {}
+        for spec in self.knowledge.get("call_fields", []):
+            if spec["location_ids"] is not None and location_id not in spec["location_ids"]:
+                continue
+            kind = spec["type"]
+            if kind == "number":
+                value = self.rng.randint(1, 8)
+            elif kind == "boolean":
+                value = self.rng.random() < 0.5
+            elif kind == "date":
+                value = (started_at + timedelta(days=self.rng.randint(0, 14))).date().isoformat()
+            elif kind == "enum":
+                value = self.rng.choice(spec["choices"])
+            else:
+                value = self.rng.choice(["no preference", "as soon as possible", "by the window"])
+            spoken = ("yes" if value else "no") if isinstance(value, bool) else str(value)
+            quote = f"{spec['label']}: {spoken}"
+            convo.caller(f"{quote}.")
+            reported[spec["name"]] = {"value": value, "evidence": quote}
+        return reported
 
     def _upload(self, runtime_id: str) -> None:
         if self.knowledge["organization"]["call_recording_enabled"]:

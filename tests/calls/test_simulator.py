@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from calls.models import Call, Order
 from devtools.simulation import SCENARIOS
-from knowledge.services import fact_create, location_create, team_member_create
+from knowledge.services import call_field_create, fact_create, location_create, team_member_create
 from tests.calls.conftest import assert_valid_event, events
 from webhooks.models import EVENT_TYPES
 
@@ -51,6 +51,24 @@ def test_mixed_is_the_default_and_quotes_are_transcript_substrings(furnished_org
     for call in Call.objects.filter(organization=furnished_org):
         for check in call.quality_checks:
             assert check["verification"] == "verified", (call.id, check)
+    for event in events(furnished_org):
+        assert_valid_event(event)
+
+
+def test_the_org_s_call_fields_are_reported_on_real_engagements_with_verified_quotes(furnished_org):
+    here = location_create(org=furnished_org, name="Valencia", address="1 Valencia St", timezone="UTC",
+                           phone_number="+14155550143")
+    call_field_create(org=furnished_org, name="party_size", label="Party size", type="number", required=True)
+    call_field_create(org=furnished_org, name="seating", label="Seating", type="enum", choices=["inside", "patio"],
+                      required=True, location_ids=[here.pk])
+    call_field_create(org=furnished_org, name="pickup_date", label="Pickup date", type="date")
+    _simulate(furnished_org, "--count", "12", "--seed", "3")
+    real = Call.objects.filter(organization=furnished_org, classification="real_engagement")
+    assert real.exists()
+    for call in real:
+        expected = {"party_size", "pickup_date"} | ({"seating"} if call.location_id == here.pk else set())
+        assert set(call.fields) == expected, call.fields
+        assert all(entry["evidence_verified"] for entry in call.fields.values())
     for event in events(furnished_org):
         assert_valid_event(event)
 

@@ -101,3 +101,20 @@ def test_the_quota_is_said_above_the_form(admin_client, org, field, settings):
     assert response.status_code == 200
     assert "the most it may have (QUOTA_CALL_FIELDS_PER_ORG = 1)" in response.content.decode()
     assert CallField.objects.filter(organization=org).count() == 1
+
+
+@pytest.mark.parametrize(("kind", "extra", "value", "shown"), [
+    ("string", {}, "Oakland", "Oakland"),
+    ("number", {}, 2.5, "2.5"),
+    ("boolean", {}, True, "Yes"),
+    ("date", {}, "2026-11-21", "2026-11-21"),
+    ("enum", {"choices": ["thin", "deep dish"]}, "deep dish", "deep dish"),
+])
+def test_each_types_value_is_shown_on_the_call_page(admin_client, org, kind, extra, value, shown):
+    call_field_create(org=org, name="answer", label="The answer", type=kind, **extra)
+    runtime = Runtime(org)
+    call_id, _ = runtime.start()
+    assert runtime.complete(call_id, outcome="question", fields={"answer": {"value": value}}).status_code == 200
+    body = admin_client.get(f"/calls/{runtime.call(call_id).pk}").content.decode()
+    assert re.findall(r'<dt>([^<]*)</dt>\s*<dd data-field="answer"><span data-testid="call-field-value">([^<]*)</span>',
+                      body) == [("The answer", shown)]
