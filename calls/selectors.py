@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from django.db import connection
-from django.db.models import Count, Q, Subquery, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -31,7 +31,7 @@ def call_list(*, org: Organization, **filters):
 def call_filter(
     *, org: Organization, since=None, until=None, location_id=None, contact_id=None, outcome=None,
     disposition=None, scorable=None, classification=None, has_recording=None, direction=None, status=None, q=None,
-    fields: dict[str, str] | None = None,
+    fields: dict[str, str] | None = None, has_booking=None, has_unanswered_questions=None,
 ):
     """The org's calls that pass the list's filters, nothing joined: for a page PostgreSQL renders
     (calls.payloads.call_data_sql), where joins and deferred columns would only cost compiling. `fields` are
@@ -61,6 +61,13 @@ def call_filter(
         calls = calls.filter(direction=direction)
     if status is not None:
         calls = calls.filter(status=status)
+    # The two below let each analytics figure link to the calls it counts (dashboard/pages/analytics.py).
+    if has_booking is not None:
+        booked = Exists(Booking.objects.filter(call=OuterRef("pk")))
+        calls = calls.filter(booked if has_booking else ~booked)
+    if has_unanswered_questions is not None:
+        unanswered = Q(unanswered_questions=[])
+        calls = calls.exclude(unanswered) if has_unanswered_questions else calls.filter(unanswered)
     if q:
         calls = search.matching(calls, q)
     return calls

@@ -37,6 +37,7 @@ NAV: tuple[NavSection, ...] = (
         (
             NavItem("Overview", "dashboard:home", match=("home",)),
             NavItem("Calls", "dashboard:calls", match=("call",)),
+            NavItem("Analytics", "dashboard:analytics", match=("analytics",)),
             NavItem("Inbox", "dashboard:inbox", match=("inbox",)),
             NavItem("Bookings", "dashboard:bookings", match=("booking",)),
         ),

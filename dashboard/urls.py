@@ -3,6 +3,7 @@
 from django.urls import path
 
 from .pages import (
+    analytics,
     api_keys,
     audit_log,
     auth,
@@ -64,6 +65,7 @@ urlpatterns = [
     path("organizations/create/", membership.OrganizationCreateView.as_view(), name="organization-create"),
     # Calls and inbox (dashboard/pages/). `calls/<id>` without a slash: it is the `call_url` of `call.ended`.
     path("calls/", calls.CallListView.as_view(), name="calls"),
+    path("analytics/", analytics.AnalyticsView.as_view(), name="analytics"),
     path("calls/export.csv", calls.CallExportView.as_view(), name="calls-export"),
     path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),
     path("calls/<uuid:call_id>/order-status", calls.OrderStatusView.as_view(), name="call-order-status"),

@@ -29,6 +29,10 @@ from .events import call_panel
 
 PAGE_SIZE = 25
 SCORABLE_CHOICES = [("", "Any"), ("yes", "Scorable"), ("no", "Unscorable")]
+YES_NO_CHOICES = {
+    "booked": [("", "Any"), ("yes", "Made a booking"), ("no", "No booking")],
+    "unanswered": [("", "Any"), ("yes", "Left a question unanswered"), ("no", "None left unanswered")],
+}
 STATUS_ACTIONS = {
     OrderStatus.IN_PROGRESS: ("Start preparing", "btn--secondary"),
     OrderStatus.FULFILLED: ("Mark fulfilled", "btn--primary"),
@@ -47,6 +51,10 @@ class CallFilterForm(DayRangeForm):
         label="Disposition", required=False, choices=[("", "Any"), *Call.Disposition.choices]
     )
     scorable = forms.ChoiceField(label="Scoring", required=False, choices=SCORABLE_CHOICES)
+    classification = forms.ChoiceField(label="Classification", required=False,
+                                       choices=[("", "Any"), *Classification.choices])
+    booked = forms.ChoiceField(label="Bookings", required=False, choices=YES_NO_CHOICES["booked"])
+    unanswered = forms.ChoiceField(label="Unanswered questions", required=False, choices=YES_NO_CHOICES["unanswered"])
 
     def __init__(self, *args, org, outcomes, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,6 +72,9 @@ class CallFilterForm(DayRangeForm):
             "outcome": data.get("outcome") or None,
             "disposition": data.get("disposition") or None,
             "scorable": {"yes": True, "no": False}.get(data.get("scorable") or ""),
+            "classification": data.get("classification") or None,
+            "has_booking": {"yes": True, "no": False}.get(data.get("booked") or ""),
+            "has_unanswered_questions": {"yes": True, "no": False}.get(data.get("unanswered") or ""),
         }
 
 
