@@ -163,3 +163,18 @@ def test_a_key_limited_to_a_location_exports_what_its_list_shows(org, admin, row
         assert [line[header.index("location_id")] for line in lines] == [str(rows["annex"].pk)]
     if kind in ("orders", "bookings", "callbacks", "escalations"):
         assert lines == []  # all at the main location
+
+
+def test_call_field_filters_select_what_the_list_selects(read_api, org, rows):
+    call_field_create(org=org, name="party_size", label="Party size", type="number")
+    runtime = Runtime(org)
+    for hour, size in ((3, 4), (4, 6)):
+        call_id, _ = runtime.start(started_at=T0 + timedelta(hours=hour))
+        assert runtime.complete(call_id, outcome="question", ended_at=iso(T0 + timedelta(hours=hour, minutes=1)),
+                                fields={"party_size": {"value": size}}).status_code in (200, 201)
+    header, *lines = exported(read_api, "calls", {"fields.party_size": "4"})
+    assert [line[header.index("fields.party_size")] for line in lines] == ["4"]
+    assert [line[:-1] for line in lines] == [as_cells(item) for item in listed(read_api, "calls",
+                                                                              {"fields.party_size": "4"})]
+    bad = read_api.get("/v1/exports/calls.csv", {"fields.colour": "red"})
+    assert (bad.status_code, bad.json()) == (400, read_api.get("/v1/calls", {"fields.colour": "red"}).json())
