@@ -7,6 +7,7 @@ under `fieldErrors.fields`, each message naming the call field (`party_size: mus
 """
 
 import datetime
+import decimal
 import math
 
 from core.errors import ValidationFailed
@@ -101,12 +102,13 @@ def parse_filter_value(field: CallField, raw: str):
     problem: numbers and booleans are parsed, dates and strings compared as given."""
     if field.type == CallField.Type.NUMBER:
         try:
-            number = float(raw)
-        except ValueError:
+            number = decimal.Decimal(raw.strip())
+        except decimal.InvalidOperation:
             raise ValueError("must be a number") from None
-        if not math.isfinite(number):
+        if not number.is_finite():
             raise ValueError("must be a number")
-        return int(number) if number.is_integer() else number
+        # A whole number exactly (a float would round 10**20 + 1), else as the float the completion's JSON stored.
+        return int(number) if number == number.to_integral_value() else float(number)
     if field.type == CallField.Type.BOOLEAN:
         if raw not in ("true", "false"):
             raise ValueError("must be true or false")

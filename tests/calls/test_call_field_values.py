@@ -191,7 +191,7 @@ FILTERED = {  # per call: the values reported; per filter: the calls it must ret
           "crust": "thin"},
     "b": {"pizza_count": 2.5, "caller_city": "oakland", "wants_delivery": False, "pickup_date": "2026-11-22",
           "crust": "deep dish"},
-    "c": {"pizza_count": 20},
+    "c": {"pizza_count": 100000000000000000001},
 }
 
 
@@ -218,6 +218,8 @@ def filtered_calls(runtime, fields):
     ("fields.crust=deep%20dish", {"b"}),
     ("fields.crust=thin&fields.pizza_count=2", {"a"}),
     ("fields.crust=thin&fields.pizza_count=20", set()),
+    ("fields.pizza_count=100000000000000000001", {"c"}),
+    ("fields.pizza_count=100000000000000000000", set()),
 ])
 def test_filters_return_exactly_the_matching_calls(api, filtered_calls, query, expected):
     response = api.get(f"/v1/calls?{query}")
@@ -229,6 +231,7 @@ def test_filters_return_exactly_the_matching_calls(api, filtered_calls, query, e
     ("fields.pizzas=2", {"fields": ["pizzas: not a call field of this organization"]}),
     ("fields.pizza_count=two", {"fields": ["pizza_count: must be a number"]}),
     ("fields.pizza_count=nan", {"fields": ["pizza_count: must be a number"]}),
+    ("fields.pizza_count=-Infinity", {"fields": ["pizza_count: must be a number"]}),
     ("fields.wants_delivery=yes", {"fields": ["wants_delivery: must be true or false"]}),
     ("fields.pickup_date=2026-13-01", {"fields": ["pickup_date: must be a date (YYYY-MM-DD)"]}),
     ("fields.crust=stuffed", {"fields": ["crust: must be one of: thin, deep dish"]}),
