@@ -16,7 +16,7 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from core import counters
+from core import counters, liveness
 from tests.factories import OrganizationFactory, make_key
 from tests.support.gunicorn import running_gunicorn
 from tests.support.races import run_together
@@ -98,8 +98,13 @@ def test_the_worker_count_is_gunicorns_own(monkeypatch):
     # In every worker, before the application (and its settings) loads: the count gunicorn settled on, a
     # `--workers` on its command line included.
     monkeypatch.setenv("WEB_WORKERS", "2")
-    config["post_fork"](SimpleNamespace(cfg=SimpleNamespace(workers=12)), None)
+    monkeypatch.setattr(liveness, "_notify", None)
+    beats = []
+    worker = SimpleNamespace(notify=lambda: beats.append(1))
+    config["post_fork"](SimpleNamespace(cfg=SimpleNamespace(workers=12)), worker)
     assert os.environ["WEB_WORKERS"] == "12"
+    liveness.beat()  # and a long response's progress reaches this worker's liveness signal
+    assert beats == [1]
 
 
 @pytest.mark.django_db(transaction=True)
