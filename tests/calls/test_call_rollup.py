@@ -3,12 +3,15 @@ runtime's start, events and completion, a booking, a location's deletion, a time
 
 from datetime import timedelta
 
+import pytest
+
 from calls.models import Call, CallFieldRollup, CallRollup
 from knowledge.services import location_create, location_delete
 from orgs.models import Organization
-from tests.calls.conftest import T0, completion, iso
+from tests.calls.conftest import T0, Runtime, completion, iso
 from tests.calls.rollup_support import expected_field_rollup, expected_rollup, stored_field_rollup, stored_rollup
 from tests.calls.test_calendars_and_bookings import MONDAY_1400Z, book, calendar  # noqa: F401 - the fixture
+from tests.support.races import run_together
 
 
 def _calls(runtime, locations):
@@ -78,3 +81,33 @@ def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtim
     assert not CallRollup.objects.filter(organization_id=org.pk).exists()
     assert not CallFieldRollup.objects.filter(organization_id=org.pk).exists()
     assert stored_rollup(other_org) == expected_rollup(other_org)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_and_a_zone_change_neither_lose_nor_double_a_call(org):
+    """Calls of one location and day (one rollup row) started together, then completed together while the org's zone
+    changes: every call counted once, in the zone that won (writers share a per-org lock the rebuild takes alone)."""
+    la = location_create(org=org, name="LA", address="1 Main St", timezone="America/Los_Angeles",
+                         phone_number="+13105550100")
+
+    def start(index):
+        call_id, response = Runtime(org).start(started_at=T0 + timedelta(minutes=index), location_id=la.pk)
+        return call_id if response.status_code == 201 else response
+
+    started = run_together(*(lambda index=index: start(index) for index in range(6)))
+    assert all(isinstance(call_id, str) for call_id in started), started
+    assert stored_rollup(org) == expected_rollup(org)
+
+    def complete(index):
+        body = {"outcome": ["order", "question", "booking"][index % 3], "ended_at": iso(T0 + timedelta(hours=1))}
+        if body["outcome"] != "order":
+            body["order"] = None
+        return Runtime(org).complete(started[index], **body).status_code
+
+    def change_zone():
+        return Organization.objects.filter(pk=org.pk).update(time_zone="Asia/Kathmandu")
+
+    results = run_together(*(lambda index=index: complete(index) for index in range(6)), change_zone)
+    assert results == [200] * 6 + [1]
+    assert stored_rollup(org) == expected_rollup(org)
+    assert sum(row["calls"] for row in stored_rollup(org).values()) == 6
