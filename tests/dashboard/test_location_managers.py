@@ -150,3 +150,21 @@ LIMITED_PAGES = ["/", "/calls/", "/inbox/", "/bookings/", "/contacts/", "/knowle
 @pytest.mark.parametrize("path", LIMITED_PAGES)
 def test_a_location_manager_reads_the_pages_of_their_locations(manager_client, path):
     assert manager_client.get(path).status_code == 200
+
+
+def test_location_less_knowledge_is_shown_to_a_location_manager_and_stays_unchanged(manager_client, org, l1, l2):
+    from knowledge.models import Fact
+    from knowledge.services import fact_create
+
+    everywhere = fact_create(org=org, label="Parking", content="Free after 6pm")
+    downtown = fact_create(org=org, label="Downtown hours", content="9-5", location=l1)
+    uptown = fact_create(org=org, label="Uptown hours", content="10-6", location=l2)
+    page = manager_client.get("/knowledge/").content.decode()
+    assert "Free after 6pm" in page and "Downtown hours" in page and "Uptown hours" not in page
+    assert f"/knowledge/{everywhere.pk}/edit/" not in page  # read-only: a location manager changes no knowledge
+    for fact in (everywhere, downtown):
+        response = manager_client.post(f"/knowledge/{fact.pk}/edit/", {"label": "Changed", "content": "x"})
+        assert response.status_code == 403
+    assert manager_client.post(f"/knowledge/{uptown.pk}/edit/", {"label": "Changed", "content": "x"}).status_code \
+        == manager_client.post("/knowledge/00000000-0000-4000-8000-000000000000/edit/", {}).status_code
+    assert sorted(Fact.objects.values_list("label", flat=True)) == ["Downtown hours", "Parking", "Uptown hours"]
