@@ -10,6 +10,9 @@ from calls.models import Call
 from knowledge.services import location_create
 from orgs.models import Organization
 from tests.calls.test_analytics_api import _generate
+from tests.factories import MembershipFactory
+
+from .conftest import logged_in
 
 pytestmark = pytest.mark.django_db
 RANGE = {"since": "2026-09-25", "until": "2026-11-07"}
@@ -99,3 +102,18 @@ def test_the_calls_list_filters_the_links_use(member_client, org, world):
         organization=org, classification="robocall").count()
     response = member_client.get("/calls/?booked=maybe")
     assert response.context["page"] is None and "booked" in response.context["form"].errors
+
+
+def test_a_location_manager_sees_only_their_locations_calls(org, world):
+    manager = MembershipFactory(organization=org, role="location_manager", location_ids=[world["la"].pk])
+    client = logged_in(manager.user)
+    response = client.get("/analytics/", RANGE)
+    assert response.status_code == 200
+    assert [row["label"] for row in response.context["rows"]] == ["LA"]
+    assert response.context["totals"]["raw"]["calls"] == Call.objects.filter(
+        organization=org, location=world["la"]).count() > 0
+    assert list(response.context["form"].fields["location"].queryset) == [world["la"]]
+    # Naming the other location is refused beside the field, as any location of another org would be.
+    response = client.get("/analytics/", {**RANGE, "location": str(world["sf"].pk)})
+    assert "location" in response.context["form"].errors
+    assert [row["label"] for row in response.context["rows"]] == ["LA"]
