@@ -93,7 +93,9 @@ def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: 
     The query runs on the first `next()`, so an error in it raises there (before a response has started) rather
     than truncating a 200. The rows come from a server-side cursor inside a transaction: outside one, Django
     declares the cursor WITH HOLD, and PostgreSQL then materializes the whole result when the DECLARE commits,
-    so the first row would wait for the last.
+    so the first row would wait for the last. `SET LOCAL jit = off` ends with that transaction (with a caller's,
+    when the export runs inside one). Timestamps are written in Python: a session TimeZone set for PostgreSQL to
+    write them would make Django read every other timestamp of that transaction wrong.
     """
     columns = list(columns)
     expressions, lookups, positions = {}, [], []

@@ -54,6 +54,18 @@ def test_rows_come_in_order_under_a_header_with_expressions_and_renders(org):
     ]
 
 
+@pytest.mark.parametrize("zone", [UTC, ZoneInfo("America/Los_Angeles"), ZoneInfo("Asia/Kolkata")])
+def test_timestamp_columns_are_written_as_cell_writes_them(org, zone):
+    """A timestamp column in the export's zone, DST included, and the transaction's reads stay right after it."""
+    rows = _contacts(org, 2)
+    Contact.objects.filter(pk=rows[0].pk).update(created_at=datetime(2026, 3, 8, 9, 59, 59, 999999, tzinfo=UTC))
+    Contact.objects.filter(pk=rows[1].pk).update(created_at=datetime(2026, 3, 8, 10, 0, 0, 1000, tzinfo=UTC))
+    lines = "".join(csv_lines(rows, [Column("created_at")], tz=zone)).split("\r\n")[1:-1]
+    assert lines == [cell(contact.created_at, zone) for contact in rows]
+    if zone == ZoneInfo("America/Los_Angeles"):
+        assert lines == ["2026-03-08T01:59:59.999-08:00", "2026-03-08T03:00:00.001-07:00"]
+
+
 def test_an_empty_export_is_its_header(org):
     assert "".join(csv_lines(Contact.objects.for_org(org), [Column("name")])) == "name\r\n"
 
