@@ -10,6 +10,7 @@ from django import forms
 from django.utils import timezone
 
 from core.errors import Conflict, DomainError, NotFound, ValidationFailed
+from core.tenancy import ScopeForbidden
 
 
 class DashboardFormMixin:
@@ -73,6 +74,8 @@ class DashboardFormMixin:
                 renamed = {fields.get(name, name): errors for name, errors in details.get("fieldErrors", {}).items()}
                 exc = ValidationFailed(field_errors=renamed, form_errors=details.get("formErrors"))
             self.apply_domain_error(exc)
+        except ScopeForbidden as exc:  # a location manager's change outside its locations: said above the form
+            self.add_error(None, exc.message)
         except NotFound:
             if missing is None:
                 raise

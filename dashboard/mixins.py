@@ -72,6 +72,9 @@ class OrgMixin:
     admin_methods: tuple[str, ...] = ()
     # A page of the organization as a whole, which a member limited to locations neither reads nor changes.
     whole_org_only = False
+    # Knowledge pages: a location manager may use `admin_methods` too; the scope then decides what it may change
+    # (the services' check_writable: its own locations' rows, never the location-less ones).
+    location_manager_writes = False
     # The page that shows a secret once (see once.py) sets this; every other page drops a pending secret.
     shows_secret_once = False
     org: Organization
@@ -94,7 +97,10 @@ class OrgMixin:
             once.discard(request)
         self.membership = request.membership = membership
         self.org = request.org = scoped(membership.organization, membership.location_ids)
-        if is_admin_method(request.method, self.admin_methods) and not membership.is_admin:
+        manager = membership.role == Membership.Role.LOCATION_MANAGER
+        if is_admin_method(request.method, self.admin_methods) and not (
+            membership.is_admin or (self.location_manager_writes and manager)
+        ):
             return error_page(request, 403)
         if self.whole_org_only and membership.location_ids is not None:
             return error_page(request, 403)
@@ -116,8 +122,10 @@ class OrgMixin:
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context.update(org=self.org, membership=self.membership, is_admin=self.membership.is_admin,
-                       limited=self.membership.location_ids is not None)
+        membership = self.membership
+        context.update(org=self.org, membership=membership, is_admin=membership.is_admin,
+                       limited=membership.location_ids is not None,
+                       writes_knowledge=membership.is_admin or membership.role == Membership.Role.LOCATION_MANAGER)
         return context
 
 

@@ -84,6 +84,7 @@ class CalendarListView(OrgMixin, TemplateView):
 
 
 class CalendarFormMixin:
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     template_name = "dashboard/settings/calendar_form.html"
     form_class = CalendarForm
     list_url = "dashboard:calendars"
@@ -109,6 +110,7 @@ class CalendarCreateView(CalendarFormMixin, KnowledgeFormView):
 
 
 class CalendarMixin(KnowledgeRowMixin):
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     rows, url_kwarg, context_name = Calendar, "calendar_id", "calendar"
 
 

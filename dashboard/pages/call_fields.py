@@ -58,6 +58,7 @@ class CallFieldListView(OrgMixin, TemplateView):
 
 
 class CallFieldFormMixin:
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     template_name = "dashboard/settings/call_field_form.html"
     form_class = CallFieldForm
     list_url = "dashboard:settings-call-fields"
@@ -75,6 +76,7 @@ class CallFieldCreateView(CallFieldFormMixin, KnowledgeFormView):
 
 
 class CallFieldMixin(KnowledgeRowMixin):
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     rows, url_kwarg, context_name = CallField, "field_id", "call_field"
 
 

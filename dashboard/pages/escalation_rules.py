@@ -73,6 +73,7 @@ class EscalationRuleListView(OrgMixin, TemplateView):
 
 
 class EscalationRuleFormMixin:
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     template_name = "dashboard/settings/escalation_rule_form.html"
     form_class = EscalationRuleForm
     list_url = "dashboard:escalation-rules"
@@ -96,6 +97,7 @@ class EscalationRuleCreateView(EscalationRuleFormMixin, KnowledgeFormView):
 
 
 class EscalationRuleMixin(KnowledgeRowMixin):
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     rows, url_kwarg, context_name = EscalationRule, "rule_id", "rule"
 
 

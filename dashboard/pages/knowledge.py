@@ -65,6 +65,7 @@ class KnowledgeView(OrgMixin, TemplateView):
 
 
 class FactFormMixin:
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     template_name = "dashboard/knowledge/form.html"
     form_class = FactForm
     list_url = "dashboard:knowledge"
@@ -90,6 +91,7 @@ class FactCreateView(FactFormMixin, KnowledgeFormView):
 
 
 class FactMixin(KnowledgeRowMixin):
+    location_manager_writes = True  # within their scope (mixins.OrgMixin)
     rows = Fact.objects.select_related("location")
     url_kwarg, context_name = "fact_id", "fact"
 

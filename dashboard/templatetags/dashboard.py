@@ -7,11 +7,25 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from core.tenancy import location_ids_of
 from orgs.models import Membership
+from orgs.tenancy import rule_of
 
 from ..navigation import NAV
 
 register = template.Library()
+
+
+@register.filter
+def changeable(row, request) -> bool:
+    """Whether the signed-in member may change this knowledge row: an admin any, a location manager those its
+    scope may write (its own locations', never the location-less ones), a member none. Only shows the controls:
+    the views and services decide."""
+    membership = getattr(request, "membership", None)
+    if membership is None or not (membership.is_admin or membership.role == Membership.Role.LOCATION_MANAGER):
+        return False
+    location_ids = location_ids_of(request.org)
+    return location_ids is None or rule_of(type(row)).writable(row, location_ids)
 
 
 @register.inclusion_tag("dashboard/partials/nav.html", takes_context=True)

@@ -152,7 +152,7 @@ def test_a_location_manager_reads_the_pages_of_their_locations(manager_client, p
     assert manager_client.get(path).status_code == 200
 
 
-def test_location_less_knowledge_is_shown_to_a_location_manager_and_stays_unchanged(manager_client, org, l1, l2):
+def test_a_location_manager_changes_the_knowledge_of_their_locations_only(manager_client, org, l1, l2):
     from knowledge.models import Fact
     from knowledge.services import fact_create
 
@@ -161,10 +161,30 @@ def test_location_less_knowledge_is_shown_to_a_location_manager_and_stays_unchan
     uptown = fact_create(org=org, label="Uptown hours", content="10-6", location=l2)
     page = manager_client.get("/knowledge/").content.decode()
     assert "Free after 6pm" in page and "Downtown hours" in page and "Uptown hours" not in page
-    assert f"/knowledge/{everywhere.pk}/edit/" not in page  # read-only: a location manager changes no knowledge
-    for fact in (everywhere, downtown):
-        response = manager_client.post(f"/knowledge/{fact.pk}/edit/", {"label": "Changed", "content": "x"})
-        assert response.status_code == 403
+    assert f"/knowledge/{downtown.pk}/edit/" in page
+    assert f"/knowledge/{everywhere.pk}/edit/" not in page  # location-less: read-only within a scope
+    # Their location's fact: changed; a new one there: created.
+    assert manager_client.post(f"/knowledge/{downtown.pk}/edit/", {
+        "label": "Downtown hours", "content": "8-4", "location": str(l1.pk)}).status_code == 302
+    assert manager_client.post("/knowledge/new/", {
+        "label": "Downtown parking", "content": "Street", "location": str(l1.pk)}).status_code == 302
+    # A location-less fact, or a new one for every location: refused on the form, naming the scope.
+    for path, location in ((f"/knowledge/{everywhere.pk}/edit/", ""), ("/knowledge/new/", "")):
+        response = manager_client.post(path, {"label": "Changed", "content": "x", "location": location})
+        assert response.status_code == 200
+        assert (f"Limited to locations {l1.pk}: facts without a location cannot be changed within this scope."
+                in response.content.decode())
+    assert manager_client.post(f"/knowledge/{everywhere.pk}/delete/").status_code == 403
+    # Another location's fact: the same 404 as a missing one.
     assert manager_client.post(f"/knowledge/{uptown.pk}/edit/", {"label": "Changed", "content": "x"}).status_code \
-        == manager_client.post("/knowledge/00000000-0000-4000-8000-000000000000/edit/", {}).status_code
-    assert sorted(Fact.objects.values_list("label", flat=True)) == ["Downtown hours", "Parking", "Uptown hours"]
+        == manager_client.post("/knowledge/00000000-0000-4000-8000-000000000000/edit/", {}).status_code == 404
+    assert dict(Fact.objects.values_list("label", "content")) == {
+        "Parking": "Free after 6pm", "Downtown hours": "8-4", "Uptown hours": "10-6", "Downtown parking": "Street"}
+
+
+def test_a_member_still_changes_no_knowledge(member_client, org):
+    from knowledge.services import fact_create
+
+    fact = fact_create(org=org, label="Parking", content="Free after 6pm")
+    assert f"/knowledge/{fact.pk}/edit/" not in member_client.get("/knowledge/").content.decode()
+    assert member_client.post(f"/knowledge/{fact.pk}/edit/", {"label": "x", "content": "x"}).status_code == 403
