@@ -188,3 +188,18 @@ def test_a_member_still_changes_no_knowledge(member_client, org):
     fact = fact_create(org=org, label="Parking", content="Free after 6pm")
     assert f"/knowledge/{fact.pk}/edit/" not in member_client.get("/knowledge/").content.decode()
     assert member_client.post(f"/knowledge/{fact.pk}/edit/", {"label": "x", "content": "x"}).status_code == 403
+
+
+def test_a_location_manager_adds_a_call_field_of_their_locations_never_one_of_all(manager_client, org, l1):
+    from knowledge.models import CallField
+
+    everywhere = manager_client.post("/settings/call-fields/new/", {
+        "name": "party_size", "label": "Party size", "type": "number"})
+    assert everywhere.status_code == 200
+    assert (f"Limited to locations {l1.pk}: call fields of other or all locations cannot be changed within this "
+            "scope." in everywhere.content.decode())
+    assert not CallField.objects.exists()
+    here = manager_client.post("/settings/call-fields/new/", {
+        "name": "party_size", "label": "Party size", "type": "number", "location_ids": [str(l1.pk)]})
+    assert here.status_code == 302
+    assert CallField.objects.get(organization=org).location_ids == [l1.pk]
