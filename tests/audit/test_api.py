@@ -77,7 +77,7 @@ def test_an_api_write_is_listed_with_its_actor_address_agent_and_request_id(org,
                                "label": "https://hooks.example.com/a"}
     assert entry["changes"] == {"url": [None, "https://hooks.example.com/a"], "events": [None, ["call.ended"]],
                                 "description": [None, ""], "enabled": [None, True],
-                                "rate_limit_per_second": [None, None]}
+                                "rate_limit_per_second": [None, None], "location_ids": [None, None]}
     assert (entry["ip"], entry["user_agent"], entry["request_id"]) == ("203.0.113.7", "crm-sync/2.1",
                                                                        "req-from-client-123")
     assert set(entry) == {"id", "occurred_at", "action", "actor", "target", "changes", "ip", "user_agent",

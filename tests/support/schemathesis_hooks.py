@@ -6,9 +6,10 @@ Each one stands for a rule the schema states in words but no JSON Schema can che
   one value across different requests is (rightly) answered 422 `idempotency_key_reused`;
 - `cursor` is "a next_cursor this list returned": a generated one is (rightly) 400 `Invalid cursor.`;
 - the values the server checks against the world or against other values rather than a pattern: a phone number
-  that phonenumbers calls invalid, a webhook URL whose host resolves to no public address, a `since` older than the
-  retention, weekly hours whose start is not before their end or that overlap, a PATCH that would leave a rule
-  without its destination or without keywords and description;
+  that phonenumbers calls invalid, a webhook URL whose host resolves to no public address, `location_ids` that are
+  not the organization's locations, a `since` older than the retention, an analytics range longer than allowed,
+  weekly hours whose start is not before their end or that overlap, a PATCH that would leave a rule without its
+  destination or without keywords and description;
 - a query parameter the operation does not have is refused (docs/api.md), which OpenAPI cannot state for a query.
 A 400 that names only those fields with only those messages is not a schema mismatch; any other 400 fails the run.
 """
@@ -27,7 +28,11 @@ SEMANTIC_REFUSALS = {
     "destination_team_member_id": (r"Required when destination_type", r"Must be null when"),
     "url": (r"Enter a valid URL", r"The host resolves to", r"The URL must", r"Enter a valid https:// URL"),
     "since": (r"Must be within the last", r"Must not be in the future"),
-    "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before"),
+    "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before",
+              r"until must not be before since\.", r"The range may span at most \d+ days\."),  # analytics' range
+    "location_ids": (r"Not a location of this organization: ",),  # ids of no location of the key's organization
+    # A call field's choices against its type, the stored one for a PATCH (the create body's schema states it).
+    "choices": (r"Only an enum field has choices\.", r"An enum field needs 1 to 50 choices\."),
     "timezone": (r"Enter a valid IANA time zone",),  # a name the tz database does not have
     "keywords": (r"Keywords must not repeat \(case-insensitively\)",),  # "Manager" and "manager"
     "cursor": (r"Invalid cursor\.",),  # the coverage phase sends its own cursors, whatever map_query does

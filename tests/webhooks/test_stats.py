@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core.timefmt import iso_ms
-from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
+from tests.webhooks.helpers import make_attempt, make_delivery, make_event, make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.selectors import _STATS_SQL, STATS_WINDOWS, TOP_ERRORS
 
@@ -99,6 +99,13 @@ def test_the_stats_are_index_range_scans_never_a_scan_of_the_log(org):
     pending-only webhooks_delivery_sub_due: the cost is this endpoint's own recent attempts and queue."""
     sub = make_subscription(org)
     now = timezone.now()
+    # A queue shaped like a real one (many subscriptions with pending deliveries), and its statistics rather than
+    # whatever the suite's earlier tests left: on a near-empty table the planner may take any pending index.
+    for other in [make_subscription(org) for _ in range(20)]:
+        Delivery.objects.bulk_create([Delivery(organization=org, event=make_event(org), subscription=other,
+                                               status="pending", next_attempt_at=now) for _ in range(10)])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE webhooks_delivery, webhooks_deliveryattempt")
     params = {"sub": sub.pk, "names": [n for n, _ in STATS_WINDOWS], "starts": [now - s for _, s in STATS_WINDOWS],
               "top": TOP_ERRORS}
     plans = []
