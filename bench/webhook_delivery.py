@@ -107,7 +107,9 @@ def start_worker(env):
     log = Path(tempfile.mkdtemp(prefix="bench-worker-")) / "worker.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO",
+            # With beat (-B), as production runs it: the sweep publishes retries and anything no task took.
+            [sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "-B", "--loglevel", "INFO",
+             "--schedule", str(log.parent / "beat-schedule"),
              "--concurrency", str(WORKERS), "-n", f"bench-{os.getpid()}@%h",
              "--without-heartbeat", "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
@@ -315,6 +317,10 @@ def main():
         print(f"ratio webhooks / plain:        {throughput / baseline:8.2f}  (goal >= 0.9)")
         print(f"p99 emit-to-receipt @ {RATE}/s:   {percentile(rated_latencies, 99) * 1000:8.1f} ms  "
               f"(p50 {statistics.median(rated_latencies) * 1000:.1f} ms; goal p99 < 1000 ms)")
+        from webhooks.models import DeliveryAttempt
+
+        failed = DeliveryAttempt.objects.filter(organization__in=orgs).exclude(error="").count()
+        print(f"attempts that failed:          {failed:8d}  (each retried on the schedule, published by the sweep)")
     finally:
         stop_worker(worker)
         for org in orgs:
