@@ -99,11 +99,15 @@ def test_the_stats_are_index_range_scans_never_a_scan_of_the_log(org):
     pending-only webhooks_delivery_sub_due: the cost is this endpoint's own recent attempts and queue."""
     sub = make_subscription(org)
     now = timezone.now()
-    # A queue shaped like a real one (many subscriptions with pending deliveries), and its statistics rather than
-    # whatever the suite's earlier tests left: on a near-empty table the planner may take any pending index.
+    # A log and a queue shaped like real ones (many subscriptions, each with attempts, failures and pending
+    # deliveries), and their statistics rather than whatever the suite's earlier tests left: on near-empty tables the
+    # planner may take any index that covers the columns.
     for other in [make_subscription(org) for _ in range(20)]:
+        for number in range(10):
+            make_attempt(org, make_delivery(org, other), 1, 200 if number % 2 else 500)
         Delivery.objects.bulk_create([Delivery(organization=org, event=make_event(org), subscription=other,
                                                status="pending", next_attempt_at=now) for _ in range(10)])
+    DeliveryAttempt.objects.filter(organization=org, status_code=500).update(error="HTTP 500")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE webhooks_delivery, webhooks_deliveryattempt")
     params = {"sub": sub.pk, "names": [n for n, _ in STATS_WINDOWS], "starts": [now - s for _, s in STATS_WINDOWS],
