@@ -221,8 +221,13 @@ def test_concurrent_claims_never_exceed_the_in_flight_limit(org):
     for rows in outcomes:
         assert isinstance(rows, list), rows
         claimed.update(by_sub(rows))
+    # A claim that found every subscription held by the others comes back empty (SKIP LOCKED; send_batch retries
+    # it), so the race may leave places free; never more than the limit, and a later claim fills exactly the rest.
+    assert all(claimed[sub.pk] <= 4 for sub in subs), claimed
+    _, rest = claim(extra=50)
+    claimed.update(by_sub(rest))
     assert claimed == {sub.pk: 4 for sub in subs}
-    assert len({row[0] for rows in outcomes for row in rows}) == 16  # no delivery claimed twice
+    assert len({row[0] for rows in [*outcomes, rest] for row in rows}) == 16  # no delivery claimed twice
 
 
 @pytest.mark.django_db(transaction=True)
