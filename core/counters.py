@@ -363,6 +363,39 @@ def release_slots(names: list[str], holder: str) -> None:
             _down(exc)
 
 
+# Pushes `holder`'s expiry in each semaphore to now + ttl, where it still holds a place (a place that already
+# expired, and may be someone else's now, is not taken back); the key lives at least as long.
+_RENEW_SLOTS = """
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local held = 0
+for _, key in ipairs(KEYS) do
+  local score = redis.call('ZSCORE', key, ARGV[1])
+  if score and tonumber(score) > now then
+    redis.call('ZADD', key, 'XX', now + tonumber(ARGV[2]), ARGV[1])
+    if redis.call('PTTL', key) < tonumber(ARGV[2]) then
+      redis.call('PEXPIRE', key, ARGV[2])
+    end
+    held = held + 1
+  end
+end
+return held
+"""
+
+
+def renew_slots(names: list[str], holder: str, *, ttl: float) -> bool:
+    """Holds `holder`'s places (from `take_slots`) for `ttl` more seconds from now, for a holder that runs longer
+    than any fixed TTL while it makes progress. False when a place had already expired or Redis cannot be reached
+    (the places then expire as they would)."""
+    if _redis_ok():
+        try:
+            script = _client().register_script(_RENEW_SLOTS)
+            return int(script(keys=[_name(name) for name in names], args=[holder, int(ttl * 1000)])) == len(names)
+        except (RedisError, OSError) as exc:
+            _down(exc)
+    return False
+
+
 def bump(*flags: str) -> bool:
     """Gives each flag a fresh epoch token (one round trip); False when Redis could not be reached."""
     if not _redis_ok():

@@ -3,11 +3,22 @@ leave before the query has finished, and every cell is safe to open in a spreads
 
 A kind of export is a queryset and its `Column`s (each app keeps its kinds' columns beside it); `csv_response`
 turns them into a `StreamingHttpResponse` of UTF-8 CSV with a header row.
+
+A download holds a sync web worker for as long as it lasts (a million rows take minutes), so no tenant may hold
+many: an export needs a place in two semaphores every process shares through Redis, its organization's
+(EXPORTS_PER_ORG_AT_ONCE, 1) and everyone's (one web worker in four, at least 1), taken before the query runs and
+given back when the download ends, is closed (a client gone mid-download) or is never read. A download outlasts any
+fixed expiry, so its places expire EXPORT_PLACE_TTL_SECONDS after its last progress: each chunk sent renews them (at
+most every few seconds), and a download stuck on a client that stops reading frees them (as WEB_TIMEOUT ends its
+worker, core/liveness.py). Without a place, or without Redis (no process can count them alone), nothing is queried
+and the caller answers 429 with Retry-After.
 """
 
 import csv
 import itertools
 import json
+import math
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
@@ -15,13 +26,20 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Expression
 from django.http import StreamingHttpResponse
 
-from core import liveness
+from core import counters, liveness
 
 CHUNK_SIZE = 2000  # rows per FETCH from the server-side cursor, and per chunk written to the client
+# A download renews its places at most this often (one Redis round trip), and never less often than a third of
+# their expiry.
+RENEW_EVERY_SECONDS = 5.0
+# What Retry-After says when every place is taken: a download may end at any moment and nothing tells when, so a
+# few seconds, never longer than the earliest place's expiry (a holder that died).
+RETRY_AFTER_MAX_SECONDS = 10
 # OWASP "CSV Injection": a cell starting with one of these is read as a formula (or DDE) by Excel, LibreOffice and
 # Google Sheets; a leading apostrophe makes them show it as text.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -136,16 +154,104 @@ def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: 
             values.close()  # the cursor, while its transaction lasts (a client gone mid-download included)
 
 
-def _started(first: str, rest: Iterator[str]) -> Iterator[str]:
-    """`first`, then `rest`, as a generator: its close() (a client gone mid-download) closes `rest`, ending its
-    transaction before the request's end closes the connection."""
-    yield first
-    yield from rest
+class ExportsBusy(Exception):
+    """No place for an export now: `scope` is "organization" (its own export is running) or "all" (one web worker
+    in four is exporting); `wait` is the whole seconds (at least 1) after which to try again."""
+
+    def __init__(self, wait: int, scope: str):
+        super().__init__(f"{scope} exports at once")
+        self.wait, self.scope = wait, scope
 
 
-def csv_response(rows, columns: Iterable[Column], *, filename: str, tz: tzinfo = UTC) -> StreamingHttpResponse:
-    """A download of `rows` as `filename`. The query runs before the response starts: see `csv_lines`."""
-    lines = csv_lines(rows, columns, tz=tz)
-    response = StreamingHttpResponse(_started(next(lines), lines), content_type="text/csv; charset=utf-8")
+def exports_at_once() -> int:
+    """How many exports may run at once across every process: one web worker in four, at least 1."""
+    return max(1, int(settings.WEB_WORKERS) // 4)
+
+
+def place_ttl() -> float:
+    return float(settings.EXPORT_PLACE_TTL_SECONDS)
+
+
+def export_slots(org_id) -> list[tuple[str, int]]:
+    return [(f"exports:org:{org_id}", max(1, int(settings.EXPORTS_PER_ORG_AT_ONCE))),
+            ("exports:all", exports_at_once())]
+
+
+class Places:
+    """An export's places (`take_places`): renewed as the download makes progress, given back once."""
+
+    def __init__(self, names: list[str], holder: str, ttl: float):
+        self.names, self.holder, self.ttl = names, holder, ttl
+        self.every = min(RENEW_EVERY_SECONDS, ttl / 3)
+        self.renewed_at = time.monotonic()
+        self.released = False
+
+    def renew(self) -> None:
+        now = time.monotonic()
+        if not self.released and now - self.renewed_at >= self.every:
+            self.renewed_at = now
+            counters.renew_slots(self.names, self.holder, ttl=self.ttl)
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            counters.release_slots(self.names, self.holder)
+
+
+def take_places(org_id) -> Places:
+    """A place in the organization's and in everyone's export semaphores, or ExportsBusy (Redis unreachable
+    included: a process cannot count them alone)."""
+    slots, ttl = export_slots(org_id), place_ttl()
+    try:
+        holder = counters.take_slots(slots, ttl=ttl)
+    except counters.SlotsBusy as busy:
+        wait = min(busy.expires_in, RETRY_AFTER_MAX_SECONDS) if busy.name else busy.expires_in
+        scope = "organization" if busy.name and ":org:" in busy.name else "all"
+        raise ExportsBusy(max(1, math.ceil(wait)), scope) from None
+    return Places([name for name, _ in slots], holder, ttl)
+
+
+class _Download:
+    """The response's content: `first`, then `rest`, renewing `places` as chunks leave and giving them back when the
+    rows end. Not a generator: its close() (a client gone mid-download, or a response never read, whose generator
+    would never have started) must give the places back too, and closes `rest`, ending its transaction before the
+    request's end closes the connection."""
+
+    def __init__(self, first: str, rest: Iterator[str], places: Places):
+        self.first, self.rest, self.places = first, rest, places
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        if self.first is not None:
+            chunk, self.first = self.first, None
+            return chunk
+        try:
+            chunk = next(self.rest)
+        except BaseException:  # the end of the rows, or an error in them: the download is over either way
+            self.places.release()
+            raise
+        self.places.renew()
+        return chunk
+
+    def close(self) -> None:
+        try:
+            self.rest.close()
+        finally:
+            self.places.release()
+
+
+def csv_response(rows, columns: Iterable[Column], *, org, filename: str, tz: tzinfo = UTC) -> StreamingHttpResponse:
+    """A download of `rows` as `filename`, counted against `org`'s export places: ExportsBusy, before anything is
+    queried, when it has none. The query runs before the response starts: see `csv_lines`."""
+    places = take_places(org.pk)
+    try:
+        lines = csv_lines(rows, columns, tz=tz)
+        first = next(lines)
+    except BaseException:
+        places.release()
+        raise
+    response = StreamingHttpResponse(_Download(first, lines, places), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -289,6 +289,11 @@ QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", d
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
+# CSV exports (core/csvexport.py) hold a web worker for their whole download: at most this many at once per
+# organization, and one web worker in four overall (at least 1). A download's places expire this many seconds after
+# its last progress (a client that stops reading), renewed as it sends.
+EXPORTS_PER_ORG_AT_ONCE = env.int("EXPORTS_PER_ORG_AT_ONCE", default=1)
+EXPORT_PLACE_TTL_SECONDS = env.float("EXPORT_PLACE_TTL_SECONDS", default=60.0)
 # gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
 # `--workers` given on the command line counts too).
 WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))

@@ -10,8 +10,9 @@ import functools
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import Throttled
 
-from core.csvexport import csv_response
+from core.csvexport import ExportsBusy, csv_response
 from core.errors import NotFound, ValidationFailed
 
 from .docs import error_responses
@@ -44,7 +45,10 @@ class ExportMixin:
         params = self.validate_query(export_params(self.filter_params))
         rows = self.rows(params).order_by(f"-{self.time_field}", "-pk")  # the list's order
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        return csv_response(rows, self.columns(), filename=f"{self.export_name}-{stamp}.{FORMAT}")
+        try:
+            return csv_response(rows, self.columns(), org=self.org, filename=f"{self.export_name}-{stamp}.{FORMAT}")
+        except ExportsBusy as busy:
+            raise Throttled(wait=busy.wait) from None
 
 
 def export_get(name: str, list_params, description: str = ""):
@@ -62,7 +66,9 @@ def export_get(name: str, list_params, description: str = ""):
             "as one UTF-8 CSV download streamed as it is read: a header row with the list item's field names, "
             "timestamps in ISO 8601 with their offset, lists and objects as JSON, null as an empty cell, and text "
             "that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or carriage return) "
-            f"prefixed with `'`. {description}"
+            "prefixed with `'`. A download holds a web worker while it lasts, so an organization runs 1 export at a "
+            "time (`EXPORTS_PER_ORG_AT_ONCE`) and at most one web worker in four runs one: over either, 429 "
+            f"`rate_limited` with Retry-After and nothing is queried. {description}"
         ).strip(),
         responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="UTF-8 CSV with a header row."),
                    **error_responses(400)},

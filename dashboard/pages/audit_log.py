@@ -13,9 +13,10 @@ from django.views.generic import TemplateView, View
 from audit import selectors
 from audit.actions import ACTIONS, PREFIXES
 from audit.chain import timestamp
-from core.csvexport import Column, csv_response
+from core.csvexport import Column
 from core.errors import ValidationFailed
 
+from ..downloads import streamed
 from ..forms import DayRangeForm
 from ..mixins import AdminRequiredMixin
 
@@ -104,4 +105,5 @@ class AuditExportView(AdminRequiredMixin, View):
                                           content_type="text/plain")
         entries = selectors.audit_event_list(org=self.org, **form.filters()).order_by("-occurred_at", "-id")
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        return csv_response(entries, CSV_COLUMNS, filename=f"audit-log-{stamp}.csv")
+        return streamed(request, self.org, entries, CSV_COLUMNS, filename=f"audit-log-{stamp}.csv",
+                        back="dashboard:audit-log")

@@ -86,7 +86,7 @@ class BookingExportView(OrgMixin, View):
         if form.is_bound and not form.is_valid():
             return fix_filters("bookings")
         rows = booking_list(org=self.org, **form.selector_filters()).order_by("-start_at", "-id")
-        return csv_download(self.org, "bookings", rows, BOOKING_COLUMNS)
+        return csv_download(request, self.org, "bookings", rows, BOOKING_COLUMNS, back="dashboard:bookings")
 
 
 class BookingCancelView(OrgMixin, View):

@@ -117,7 +117,7 @@ class CallExportView(OrgMixin, View):
             return fix_filters("calls")
         filters = form.selector_filters() if form.is_bound else {}
         calls = selectors.call_list(org=self.org, **filters).order_by("-started_at", "-id")
-        return csv_download(self.org, "calls", calls, call_columns(self.org))
+        return csv_download(request, self.org, "calls", calls, call_columns(self.org), back="dashboard:calls")
 
 
 def segments(text: str, marks: list[list[int]]) -> list[dict]:

@@ -68,7 +68,8 @@ class ContactExportView(OrgMixin, View):
             return fix_filters("contacts")
         query = search.cleaned_data["q"].strip() if search.is_bound else ""
         contacts = selectors.contact_list(org=self.org, search=query).order_by("-created_at", "-id")
-        return csv_download(self.org, "contacts", contacts, CONTACT_COLUMNS)
+        return csv_download(request, self.org, "contacts", contacts, CONTACT_COLUMNS,
+                            back="dashboard:contacts")
 
 
 class ContactMixin(OrgMixin):

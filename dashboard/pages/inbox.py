@@ -73,7 +73,7 @@ class InboxExportView(OrgMixin, View):
             raise NotFound()
         handled = HANDLED[InboxFilterForm(request.GET or None).shown()]
         items = selectors.inbox_list(org=self.org, kind=kind, handled=handled)
-        return csv_download(self.org, f"{kind}s", items, FOLLOW_UP_COLUMNS[kind])
+        return csv_download(request, self.org, f"{kind}s", items, FOLLOW_UP_COLUMNS[kind], back="dashboard:inbox")
 
 
 class MarkHandledView(OrgMixin, View):
