@@ -99,7 +99,7 @@ def test_rows_stream_from_a_cursor_inside_a_transaction(org):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_client_gone_mid_download_ends_the_transaction(org):
-    response = csv_response(_contacts(org, 5), [Column("name")], filename="x.csv")
+    response = csv_response(_contacts(org, 5), [Column("name")], org=org, filename="x.csv")
     next(iter(response.streaming_content))
     assert connection.in_atomic_block
     response.close()
@@ -110,4 +110,4 @@ def test_the_query_runs_before_the_response_starts(org):
     """A query that fails raises in the view (an error answer), never as a 200 cut short."""
     broken = Contact.objects.for_org(org).extra(where=["1/0 = 1"])  # noqa: S610 - constant SQL
     with pytest.raises(Exception, match="division by zero"):
-        csv_response(broken, [Column("name")], filename="x.csv")
+        csv_response(broken, [Column("name")], org=org, filename="x.csv")
