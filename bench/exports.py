@@ -65,11 +65,19 @@ def _seed():
 
 
 def _first_byte(port: int, path: str, key: str) -> tuple[float, bytes]:
-    """Seconds from sending the request to the first bytes of the body, and those bytes; then hangs up."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    started = time.perf_counter()
-    conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
-    response = conn.getresponse()
+    """Seconds from sending the request to the first bytes of the body, and those bytes; then hangs up. The
+    organization runs one export at a time (core/csvexport.py): the previous round's, hung up on, may still hold its
+    place for a moment, so a 429 is asked again (and not timed)."""
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        started = time.perf_counter()
+        conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
+        response = conn.getresponse()
+        if response.status != 429:
+            break
+        response.read()
+        conn.close()
+        time.sleep(0.05)
     assert response.status == 200, (response.status, response.read()[:500])
     first = response.read1(65536)
     elapsed = time.perf_counter() - started
