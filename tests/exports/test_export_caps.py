@@ -4,6 +4,7 @@ web worker in four). Over either: 429 `rate_limited` with Retry-After on the API
 nothing queried. Places are given back when the download ends however it ends, and expire when it stops making
 progress."""
 
+import http.client
 import socket
 import threading
 import time
@@ -15,7 +16,7 @@ from rest_framework.test import APIClient
 
 from contacts.models import Contact
 from core import counters
-from core.csvexport import Column, ExportsBusy, csv_response, export_slots, take_places
+from core.csvexport import Column, ExportsBusy, csv_response, export_slots, exports_at_once, take_places
 from tests.factories import OrganizationFactory, make_key
 from tests.support.gunicorn import running_gunicorn
 
@@ -110,8 +111,6 @@ def test_the_per_organization_cap_is_a_setting(org, settings):
 
 @pytest.mark.parametrize(("workers", "cap"), [(1, 1), (4, 1), (7, 1), (8, 2), (17, 4)])
 def test_one_web_worker_in_four_at_least_one(settings, workers, cap):
-    from core.csvexport import exports_at_once
-
     settings.WEB_WORKERS = workers
     assert exports_at_once() == cap
 
@@ -262,8 +261,6 @@ def _slow_export(port: int, key: str) -> tuple[int, socket.socket]:
 
 
 def _me(port: int, key: str) -> tuple[int, float]:
-    import http.client
-
     connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     started = time.monotonic()
     connection_.request("GET", "/v1/me", headers={"Authorization": f"Bearer {key}"})
