@@ -33,7 +33,7 @@ _SEED_SQL = """
     WITH ev AS (
         INSERT INTO webhooks_event (id, organization_id, type, api_version, created_at, payload)
         SELECT 'evt_' || %(tag)s || '_' || g, %(org)s, 'call.ended', 'v1',
-               %(now)s - interval '1 second' * ((g::bigint * 7919) %% %(spread)s), '\\x7b7d'::bytea
+               %(now)s - interval '1 second' * %(spread)s * (1 - g::float8 / %(events)s), '\\x7b7d'::bytea
           FROM generate_series(%(lo)s, %(hi)s) AS g
         RETURNING id, created_at
     ), dl AS (
@@ -141,7 +141,7 @@ def main():
         with connection.cursor() as cursor:
             cursor.execute(_PENDING_SQL, {"org": org.pk, "now": now, "count": 20, "subs": ids})
             cursor.execute(_SEED_SQL, {"tag": "recent", "org": org.pk, "now": now, "spread": 86400, "lo": 1,
-                                       "hi": 1000, "subs": [measured.pk], "young_excluded": None})
+                                       "hi": 1000, "events": 1000, "subs": [measured.pk], "young_excluded": None})
             cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event")
         empty = measure(measured)
 
@@ -150,7 +150,7 @@ def main():
         for lo in range(1, events + 1, CHUNK_EVENTS):
             with connection.cursor() as cursor:
                 cursor.execute(_SEED_SQL, {"tag": "hist", "org": org.pk, "now": now, "spread": 90 * 86400, "lo": lo,
-                                           "hi": min(events, lo + CHUNK_EVENTS - 1), "subs": ids,
+                                           "hi": min(events, lo + CHUNK_EVENTS - 1), "events": events, "subs": ids,
                                            "young_excluded": measured.pk})
                 seeded += 2 * cursor.fetchone()[0]
         with connection.cursor() as cursor:

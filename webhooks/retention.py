@@ -5,9 +5,14 @@ Run daily by the `webhooks.purge_delivery_log` task. Why batched deletes rather 
 (docs/webhooks.md#history-at-scale): the live queue is a small, pending-only part of webhooks_delivery, read through
 partial indexes that finished rows are not in, so old rows cost the claim nothing while they exist; what a purge
 must not do is hold one long transaction (it would keep vacuum from clearing the queue's own dead rows meanwhile) or
-lock a pending row. Each batch here is one short statement in its own transaction, found by a BRIN index on
-`created_at` (a few pages per table, nothing to maintain on insert beyond a range summary), and never touches a
-pending delivery. bench.webhook_history measures the claim while the purge runs.
+lock a pending row.
+
+Each batch is one short statement in its own transaction that walks the table's `created_at` b-tree forward from
+where the previous batch stopped (a keyset on `(created_at, id)`), so it reads its own `batch` index entries and rows
+only: never the dead rows earlier batches left behind (vacuum may not have run since; autovacuum is off on some
+servers), and never the whole backlog again. A "delete the first N older than the cutoff" statement rereads every
+earlier batch's dead rows each time, so its cost grew with what was already deleted (a 10M-row history outlasted
+50 minutes). bench.webhook_history measures the claim while the purge runs, and each batch's time.
 """
 
 import time
@@ -18,48 +23,76 @@ from django.utils import timezone
 
 RETENTION = timedelta(days=30)
 
-# Each statement deletes at most %(batch)s rows, oldest block ranges first (the BRIN index), and commits on its own.
-_PURGE_ATTEMPTS_SQL = """
-    DELETE FROM webhooks_deliveryattempt WHERE id IN (
-        SELECT id FROM webhooks_deliveryattempt WHERE created_at < %(cutoff)s LIMIT %(batch)s
-    )
+# Each statement scans the next `batch` rows of its table by (created_at, id) from the previous batch's last one
+# (`scan`), deletes those that may go, and returns how many went and where the scan stopped (NULL: nothing left
+# before the cutoff). The conditions are repeated on the DELETE itself: if a row changed after the scan read it (a
+# manual retry makes a finished delivery pending again), the DELETE waits for that change and re-checks them on the
+# new version, so a pending delivery is never deleted. A row the scan skips (pending, or still referenced) is only
+# read, never locked.
+_SCAN = """
+    SELECT id, created_at FROM {table}
+     WHERE created_at < %(cutoff)s AND created_at >= %(after_at)s AND (created_at, id) > (%(after_at)s, %(after_id)s)
+     ORDER BY created_at, id LIMIT %(batch)s
 """
-# A finished delivery goes once it has no attempt left (an old delivery retried by hand lately keeps its log).
-_PURGE_DELIVERIES_SQL = """
-    DELETE FROM webhooks_delivery WHERE id IN (
-        SELECT d.id FROM webhooks_delivery AS d
-         WHERE d.created_at < %(cutoff)s AND d.status <> 'pending'
-           AND NOT EXISTS (SELECT 1 FROM webhooks_deliveryattempt AS a WHERE a.delivery_id = d.id)
-         LIMIT %(batch)s
-    )
-"""
-_PURGE_EVENTS_SQL = """
-    DELETE FROM webhooks_event WHERE id IN (
-        SELECT e.id FROM webhooks_event AS e
-         WHERE e.created_at < %(cutoff)s
-           AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = e.id)
-         LIMIT %(batch)s
-    )
-"""
+_PURGE_SQL = {
+    "attempts": """
+        WITH scan AS MATERIALIZED ({scan}), gone AS (
+            DELETE FROM webhooks_deliveryattempt AS a USING scan WHERE a.id = scan.id RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
+          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
+    """.format(scan=_SCAN.format(table="webhooks_deliveryattempt")),
+    # A finished delivery goes once it has no attempt left (an old delivery retried by hand lately keeps its log).
+    "deliveries": """
+        WITH scan AS MATERIALIZED ({scan}), gone AS (
+            DELETE FROM webhooks_delivery AS d USING scan
+             WHERE d.id = scan.id AND d.status <> 'pending'
+               AND NOT EXISTS (SELECT 1 FROM webhooks_deliveryattempt AS a WHERE a.delivery_id = d.id)
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
+          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
+    """.format(scan=_SCAN.format(table="webhooks_delivery")),
+    # An event goes once no delivery is left (its pending ones keep it).
+    "events": """
+        WITH scan AS MATERIALIZED ({scan}), gone AS (
+            DELETE FROM webhooks_event AS e USING scan
+             WHERE e.id = scan.id AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = e.id)
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
+          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
+    """.format(scan=_SCAN.format(table="webhooks_event")),
+}
+# Where each walk starts: before any row (ids are uuids, events' are text; both sort after these).
+_START = {"attempts": "00000000-0000-0000-0000-000000000000", "deliveries": "00000000-0000-0000-0000-000000000000",
+          "events": ""}
+_EPOCH = "-infinity"
 
 
-def delivery_log_purge(*, now=None, batch: int = 5000, pause: float = 0.0) -> int:
+def delivery_log_purge(*, now=None, batch: int = 5000, pause: float = 0.0, on_batch=None) -> int:
     """Deletes what docs/api.md#webhook-delivery keeps for 30 days only: attempts older than that, finished
     deliveries left without attempts and the events left without any delivery. Pending deliveries and their events
-    are never touched (nothing is lost). Each batch of at most `batch` rows is its own short transaction, `pause`
-    seconds apart, so a large backlog never holds long locks nor keeps vacuum from the live queue. Returns how many
-    attempts went."""
+    are never touched (nothing is lost). Each batch reads at most `batch` rows of one table and is its own short
+    transaction, `pause` seconds apart, so a large backlog never holds long locks nor keeps vacuum from the live
+    queue. `on_batch(table, scanned_until, deleted, seconds)` is called after each (the bench's per-batch times).
+    Returns how many attempts went."""
     cutoff = (now or timezone.now()) - RETENTION
     purged = 0
-    for sql in (_PURGE_ATTEMPTS_SQL, _PURGE_DELIVERIES_SQL, _PURGE_EVENTS_SQL):
+    for table, sql in _PURGE_SQL.items():
+        after_at, after_id = _EPOCH, _START[table]
         while True:
+            started = time.perf_counter()
             with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(sql, {"cutoff": cutoff, "batch": batch})
-                deleted = cursor.rowcount
-            if sql is _PURGE_ATTEMPTS_SQL:
+                cursor.execute(sql, {"cutoff": cutoff, "batch": batch, "after_at": after_at, "after_id": after_id})
+                deleted, last_at, last_id = cursor.fetchone()
+            if on_batch:
+                on_batch(table, last_at, deleted, time.perf_counter() - started)
+            if table == "attempts":
                 purged += deleted
-            if deleted < batch:
+            if last_at is None:
                 break
+            after_at, after_id = last_at, last_id
             if pause:
                 time.sleep(pause)
     return purged
