@@ -43,7 +43,7 @@ _SEED_SQL = """
         SELECT gen_random_uuid(), %(org)s, ev.created_at, ev.created_at, ev.id, s.id, 'succeeded', 1, 'scheduled',
                '', 0, 200, ev.created_at, ev.created_at
           FROM ev CROSS JOIN unnest(%(subs)s::uuid[]) AS s(id)
-         WHERE s.id <> %(young_excluded)s OR ev.created_at < %(now)s - interval '7 days'
+         WHERE s.id IS DISTINCT FROM %(young_excluded)s OR ev.created_at < %(now)s - interval '7 days'
         RETURNING id, created_at, subscription_id
     ), at AS (
         INSERT INTO webhooks_deliveryattempt (id, created_at, updated_at, organization_id, delivery_id, subscription_id,
@@ -66,9 +66,15 @@ _PENDING_SQL = """
     )
     INSERT INTO webhooks_delivery (id, organization_id, created_at, updated_at, event_id, subscription_id, status,
                                    attempt_count, next_attempt_at, next_trigger, last_error, priority)
-    SELECT gen_random_uuid(), %(org)s, %(now)s, %(now)s, ev.id, s.id, 'pending', 0, %(now)s, 'scheduled', '', 0
+    SELECT gen_random_uuid(), %(org)s, %(now)s - interval '2 days', %(now)s, ev.id, s.id, 'pending', 0, %(now)s,
+           'scheduled', '', 0
       FROM ev CROSS JOIN unnest(%(subs)s::uuid[]) AS s(id)
 """
+
+
+# The subscriptions too: each claim updates the rows it serves (rolled back here, dead rows all the same), and
+# without this the second measurement would pay for the first one's claims, not for the history.
+_VACUUM_SQL = "VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event, webhooks_subscription"
 
 
 def _ms(fn, runs):
@@ -80,10 +86,25 @@ def _ms(fn, runs):
     return statistics.median(times)
 
 
+def _buffers(cursor, sql, params) -> int:
+    """Shared buffers one statement touches (planning and execution, hits and reads): unlike milliseconds on a
+    shared machine, the same figure each run, so what history adds to a read shows here first."""
+    cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
+    plan = cursor.fetchone()[0]
+    plan = plan[0] if isinstance(plan, list) else plan
+    touched = 0
+    for part in (plan["Plan"], plan.get("Planning", {})):
+        touched += part.get("Shared Hit Blocks", 0) + part.get("Shared Read Blocks", 0)
+    return touched
+
+
 def measure(sub):
-    from django.db import transaction
+    from django.db import connection, transaction
+    from django.utils import timezone
 
     from webhooks import selectors
+    from webhooks.models import DeliveryAttempt
+    from webhooks.selectors import _STATS_SQL, STATS_WINDOWS, TOP_ERRORS
     from webhooks.sender import claim
 
     def one_claim():
@@ -91,16 +112,36 @@ def measure(sub):
             assert claim(extra=8)[1]
             transaction.set_rollback(True)
 
+    def page_query():
+        return selectors.delivery_log(sub).order_by("-created_at", "-id")[:20]
+
     def log_page():
-        page = list(selectors.delivery_log(sub).order_by("-created_at", "-id")[:20])
+        page = list(page_query())
         assert len(page) == 20 and [d.attempts.all() for d in page]  # the attempts prefetched too
 
+    def round_trip():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+
     one_claim(), selectors.subscription_stats(sub), log_page()  # warm caches
-    return {
-        "claim": _ms(one_claim, 200),
-        "stats": _ms(lambda: selectors.subscription_stats(sub), 50),
-        "log page": _ms(log_page, 50),
+    figures = {
+        "claim": _ms(one_claim, 300),
+        "stats": _ms(lambda: selectors.subscription_stats(sub), 100),
+        "log page": _ms(log_page, 100),
+        "round trip": _ms(round_trip, 300),  # the machine's drift between the two measurements, for reading them
     }
+    now = timezone.now()
+    params = {"sub": sub.pk, "names": [n for n, _ in STATS_WINDOWS], "starts": [now - s for _, s in STATS_WINDOWS],
+              "top": TOP_ERRORS}
+    ids = [d.pk for d in page_query().prefetch_related(None)]
+    attempts = DeliveryAttempt.objects.filter(delivery_id__in=ids).order_by("created_at", "number")
+    with connection.cursor() as cursor:
+        figures["stats buffers"] = sum(_buffers(cursor, sql, params) for sql in _STATS_SQL.split(";") if sql.strip())
+        page_sql, page_params = page_query().prefetch_related(None).query.sql_with_params()
+        attempts_sql, attempts_params = attempts.query.sql_with_params()
+        figures["log page buffers"] = _buffers(cursor, page_sql, page_params) + _buffers(
+            cursor, attempts_sql, attempts_params)
+    return figures
 
 
 def queue_index_bytes(cursor) -> int:
@@ -142,9 +183,10 @@ def main():
             cursor.execute(_PENDING_SQL, {"org": org.pk, "now": now, "count": 20, "subs": ids})
             cursor.execute(_SEED_SQL, {"tag": "recent", "org": org.pk, "now": now, "spread": 86400, "lo": 1,
                                        "hi": 1000, "events": 1000, "subs": [measured.pk], "young_excluded": None})
-            cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event")
+            cursor.execute(_VACUUM_SQL)
         empty = measure(measured)
 
+        # In time order, oldest first, as production inserts them (the purge's walk and the heap's order agree).
         seeded, started = 0, time.time()
         events = max(1, HISTORY // 2 // SUBS)
         for lo in range(1, events + 1, CHUNK_EVENTS):
@@ -153,10 +195,20 @@ def main():
                                            "hi": min(events, lo + CHUNK_EVENTS - 1), "events": events, "subs": ids,
                                            "young_excluded": measured.pk})
                 seeded += 2 * cursor.fetchone()[0]
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event")
         seed_seconds = time.time() - started
+        with connection.cursor() as cursor:
+            cursor.execute(_VACUUM_SQL)
+        vacuum_seconds = time.time() - started - seed_seconds
         full = measure(measured)
+        print(f"history: {seeded:,} rows (deliveries + attempts, 90 days, {SUBS} subscriptions) seeded in "
+              f"{seed_seconds:.0f} s, then VACUUM ANALYZE {vacuum_seconds:.0f} s", flush=True)
+        for name in ("claim", "stats", "log page"):
+            print(f"{name + ':':10} {empty[name]:7.3f} ms empty, {full[name]:7.3f} ms with history = "
+                  f"{full[name] / empty[name]:.2f} x  (goal <= 1.20)", flush=True)
+        for name in ("stats buffers", "log page buffers"):
+            print(f"{name + ':':18} {empty[name]:,} empty, {full[name]:,} with history (EXPLAIN ANALYZE BUFFERS)")
+        print(f"round trip (SELECT 1, the machine's drift): {empty['round trip']:.3f} ms empty, "
+              f"{full['round trip']:.3f} ms with history", flush=True)
 
         # The purge, with a claim every 20 ms from another connection.
         with connection.cursor() as cursor:
@@ -179,32 +231,42 @@ def main():
             finally:
                 connections.close_all()
 
+        batches = {}
+
+        def on_batch(table, _until, deleted, seconds):
+            batches.setdefault(table, []).append((deleted, seconds * 1000))
+
         probe = threading.Thread(target=claimer)
         probe.start()
-        time.sleep(3)
+        time.sleep(10)
         phase[0] = "during"
         purge_started = time.time()
-        purged = delivery_log_purge()
+        purged = delivery_log_purge(on_batch=on_batch)
         purge_seconds = time.time() - purge_started
         stop.set()
         probe.join()
         with connection.cursor() as cursor:
             index_after = queue_index_bytes(cursor)
 
-        print(f"history: {seeded:,} rows (deliveries + attempts, 90 days, {SUBS} subscriptions) seeded in "
-              f"{seed_seconds:.0f} s")
-        for name in ("claim", "stats", "log page"):
-            print(f"{name + ':':10} {empty[name]:7.3f} ms empty, {full[name]:7.3f} ms with history = "
-                  f"{full[name] / empty[name]:.2f} x  (goal <= 1.20)")
-        before, during = latencies["before"], latencies["during"]
         print(f"purge: {purged:,} attempts (and their deliveries and events) in {purge_seconds:.0f} s, batches of 5000")
+        for table, done in batches.items():
+            ms = [m for _, m in done]
+            tenth = max(1, len(ms) // 10)
+            print(f"  {table}: {sum(n for n, _ in done):,} rows in {len(done)} batches, per batch p50 "
+                  f"{statistics.median(ms):.0f} ms, max {max(ms):.0f} ms; first tenth p50 "
+                  f"{statistics.median(ms[:tenth]):.0f} ms, last tenth {statistics.median(ms[-tenth:]):.0f} ms")
+        before, during = latencies["before"], latencies["during"]
         print(f"claim while purging: p50 {statistics.median(during):.2f} ms, p99 {percentile(during, 99):.2f} ms, "
               f"max {max(during):.2f} ms ({len(during)} claims); before: p50 {statistics.median(before):.2f} ms, "
-              f"p99 {percentile(before, 99):.2f} ms")
+              f"p99 {percentile(before, 99):.2f} ms ({len(before)} claims)")
         print(f"queue's partial indexes: {index_before / 1024:.0f} KiB before the purge, {index_after / 1024:.0f} KiB "
-              "after")
+              "after", flush=True)
     finally:
+        started = time.time()
         with connection.cursor() as cursor:
             for table in ("webhooks_deliveryattempt", "webhooks_delivery", "webhooks_event"):
                 cursor.execute(f"DELETE FROM {table} WHERE organization_id = %s", [org.pk])  # noqa: S608
         org.delete()
+        with connection.cursor() as cursor:
+            cursor.execute(_VACUUM_SQL)  # not millions of dead rows for whatever runs next (autovacuum may be off)
+        print(f"(cleanup: {time.time() - started:.0f} s)")

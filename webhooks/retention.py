@@ -29,40 +29,30 @@ RETENTION = timedelta(days=30)
 # manual retry makes a finished delivery pending again), the DELETE waits for that change and re-checks them on the
 # new version, so a pending delivery is never deleted. A row the scan skips (pending, or still referenced) is only
 # read, never locked.
-_SCAN = """
-    SELECT id, created_at FROM {table}
-     WHERE created_at < %(cutoff)s AND created_at >= %(after_at)s AND (created_at, id) > (%(after_at)s, %(after_id)s)
-     ORDER BY created_at, id LIMIT %(batch)s
+_PURGE_SQL_TEMPLATE = """
+    WITH scan AS MATERIALIZED (
+        SELECT id, created_at FROM {table}
+         WHERE created_at < %(cutoff)s
+           AND created_at >= %(after_at)s AND (created_at, id) > (%(after_at)s, %(after_id)s)
+         ORDER BY created_at, id LIMIT %(batch)s
+    ), gone AS (
+        DELETE FROM {table} AS t USING scan WHERE t.id = scan.id {may_go} RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM gone), last.created_at, last.id
+      FROM (SELECT 1) AS one
+      LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
 """
 _PURGE_SQL = {
-    "attempts": """
-        WITH scan AS MATERIALIZED ({scan}), gone AS (
-            DELETE FROM webhooks_deliveryattempt AS a USING scan WHERE a.id = scan.id RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
-          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
-    """.format(scan=_SCAN.format(table="webhooks_deliveryattempt")),
-    # A finished delivery goes once it has no attempt left (an old delivery retried by hand lately keeps its log).
-    "deliveries": """
-        WITH scan AS MATERIALIZED ({scan}), gone AS (
-            DELETE FROM webhooks_delivery AS d USING scan
-             WHERE d.id = scan.id AND d.status <> 'pending'
-               AND NOT EXISTS (SELECT 1 FROM webhooks_deliveryattempt AS a WHERE a.delivery_id = d.id)
-            RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
-          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
-    """.format(scan=_SCAN.format(table="webhooks_delivery")),
-    # An event goes once no delivery is left (its pending ones keep it).
-    "events": """
-        WITH scan AS MATERIALIZED ({scan}), gone AS (
-            DELETE FROM webhooks_event AS e USING scan
-             WHERE e.id = scan.id AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = e.id)
-            RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM gone), last.created_at, last.id
-          FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
-    """.format(scan=_SCAN.format(table="webhooks_event")),
+    name: _PURGE_SQL_TEMPLATE.format(table=table, may_go=may_go)
+    for name, table, may_go in (
+        ("attempts", "webhooks_deliveryattempt", ""),
+        # A finished delivery goes once it has no attempt left (an old delivery retried by hand lately keeps its log).
+        ("deliveries", "webhooks_delivery", """
+            AND t.status <> 'pending'
+            AND NOT EXISTS (SELECT 1 FROM webhooks_deliveryattempt AS a WHERE a.delivery_id = t.id)"""),
+        # An event goes once no delivery is left (its pending ones keep it).
+        ("events", "webhooks_event", "AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = t.id)"),
+    )
 }
 # Where each walk starts: before any row (ids are uuids, events' are text; both sort after these).
 _START = {"attempts": "00000000-0000-0000-0000-000000000000", "deliveries": "00000000-0000-0000-0000-000000000000",
