@@ -65,7 +65,8 @@ def delivery_log_purge(*, now=None, batch: int = 5000, pause: float = 0.0, on_ba
     deliveries left without attempts and the events left without any delivery. Pending deliveries and their events
     are never touched (nothing is lost). Each batch reads at most `batch` rows of one table and is its own short
     transaction, `pause` seconds apart, so a large backlog never holds long locks nor keeps vacuum from the live
-    queue. `on_batch(table, scanned_until, deleted, seconds)` is called after each (the bench's per-batch times).
+    queue. `on_batch(table, (created_at, id) the scan stopped at or None at the end, deleted, seconds)` is called
+    after each (the bench's per-batch times).
     Returns how many attempts went."""
     cutoff = (now or timezone.now()) - RETENTION
     purged = 0
@@ -77,7 +78,7 @@ def delivery_log_purge(*, now=None, batch: int = 5000, pause: float = 0.0, on_ba
                 cursor.execute(sql, {"cutoff": cutoff, "batch": batch, "after_at": after_at, "after_id": after_id})
                 deleted, last_at, last_id = cursor.fetchone()
             if on_batch:
-                on_batch(table, last_at, deleted, time.perf_counter() - started)
+                on_batch(table, last_at and (last_at, last_id), deleted, time.perf_counter() - started)
             if table == "attempts":
                 purged += deleted
             if last_at is None:
