@@ -10,7 +10,6 @@ import json
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -214,6 +213,11 @@ class Delivery(OrgOwnedModel):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    # No single-column index on created_at either (OrgOwnedModel's): with one, a quiet endpoint's delivery-log page
+    # was planned as a walk back through every endpoint's newest deliveries (filtered by subscription: 1,254 buffers
+    # at 10M rows of history against 100 empty), and each claim's UPDATE wrote an entry into it. The retention
+    # purge's walk has its own partial index of finished rows below.
+    created_at = models.DateTimeField(auto_now_add=True, db_index=False)
     # No single-column indexes on these two: the unique (event, subscription) and (subscription, created_at) indexes
     # lead with them, and every index is one more write on each of a delivery's three updates.
     event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
@@ -248,8 +252,11 @@ class Delivery(OrgOwnedModel):
                 fields=["subscription", "claimed_until"], name="webhooks_delivery_inflight",
                 condition=Q(claim_token__isnull=False),
             ),
-            # The retention purge's (webhooks.retention): block ranges by age, a few pages however large the table.
-            BrinIndex(fields=["created_at"], name="webhooks_delivery_brin_created"),
+            # The retention purge's walk (webhooks.retention), in (created_at, id) order: finished rows only, so the
+            # walk never reads a pending one and a claim (of pending rows) never writes here.
+            models.Index(
+                fields=["created_at", "id"], name="webhooks_delivery_done_created", condition=~Q(status="pending")
+            ),
             # Only pending rows: a delivery leaves this index when it is done, so the claim's "oldest due" scan
             # reads the queue, not the log (with every row in it, a drain left thousands of dead entries that each
             # claim walked until vacuum: 2.3 ms an empty claim, 0.3 ms this way).
@@ -285,7 +292,6 @@ class DeliveryAttempt(OrgOwnedModel):
     class Meta:
         indexes = [
             models.Index(fields=["delivery", "created_at"], name="webhooks_attempt_delivery"),
-            BrinIndex(fields=["created_at"], name="webhooks_attempt_brin_created"),  # the retention purge's
             # Endpoint statistics (selectors.subscription_stats): an index-only range scan per subscription and window.
             models.Index(
                 fields=["subscription_id", "created_at"], name="webhooks_attempt_sub_created",

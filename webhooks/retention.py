@@ -32,7 +32,7 @@ RETENTION = timedelta(days=30)
 _PURGE_SQL_TEMPLATE = """
     WITH scan AS MATERIALIZED (
         SELECT id, created_at FROM {table}
-         WHERE created_at < %(cutoff)s
+         WHERE created_at < %(cutoff)s {walk}
            AND created_at >= %(after_at)s AND (created_at, id) > (%(after_at)s, %(after_id)s)
          ORDER BY created_at, id LIMIT %(batch)s
     ), gone AS (
@@ -43,15 +43,18 @@ _PURGE_SQL_TEMPLATE = """
       LEFT JOIN (SELECT * FROM scan ORDER BY created_at DESC, id DESC LIMIT 1) AS last ON true
 """
 _PURGE_SQL = {
-    name: _PURGE_SQL_TEMPLATE.format(table=table, may_go=may_go)
-    for name, table, may_go in (
-        ("attempts", "webhooks_deliveryattempt", ""),
-        # A finished delivery goes once it has no attempt left (an old delivery retried by hand lately keeps its log).
-        ("deliveries", "webhooks_delivery", """
+    name: _PURGE_SQL_TEMPLATE.format(table=table, walk=walk, may_go=may_go)
+    for name, table, walk, may_go in (
+        # Attempts and events by their created_at b-trees (OrgOwnedModel's).
+        ("attempts", "webhooks_deliveryattempt", "", ""),
+        # Finished deliveries by webhooks_delivery_done_created, which holds no pending row. One goes once it has no
+        # attempt left (an old delivery retried by hand lately keeps its log).
+        ("deliveries", "webhooks_delivery", "AND status <> 'pending'", """
             AND t.status <> 'pending'
             AND NOT EXISTS (SELECT 1 FROM webhooks_deliveryattempt AS a WHERE a.delivery_id = t.id)"""),
         # An event goes once no delivery is left (its pending ones keep it).
-        ("events", "webhooks_event", "AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = t.id)"),
+        ("events", "webhooks_event", "",
+         "AND NOT EXISTS (SELECT 1 FROM webhooks_delivery AS d WHERE d.event_id = t.id)"),
     )
 }
 # Where each walk starts: before any row (ids are uuids, events' are text; both sort after these).
