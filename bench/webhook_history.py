@@ -4,18 +4,20 @@ history does to the live queue while it runs.
 
 1. A live state: 20 subscriptions with 20 due deliveries each (the claim's work), and the measured subscription's
    recent activity: 1,000 delivered events with their attempts in the last 24 hours (its stats and its log page).
-2. Each figure, median of many runs, with that live state alone ("empty history").
+2. Each figure, median of many runs, with that live state alone ("empty history"), and the shared buffers the stats
+   and the log page's queries touch (EXPLAIN ANALYZE BUFFERS: the same each run, unlike milliseconds here).
 3. History: half the rows deliveries and half attempts (one each), finished, over the last 90 days, to all 20
    subscriptions (the measured one's only older than 7 days, so its own windows hold the same activity as in 2:
-   what is compared is the cost of everyone else's and of older history). VACUUM ANALYZE, then each figure again;
-   goal: within 20% of 2.
+   what is compared is the cost of everyone else's and of older history), inserted oldest first as production
+   writes them. VACUUM ANALYZE and a checkpoint, then each figure again; goal: within 20% of 2.
 4. The retention purge of everything older than 30 days (two thirds of the history), in its batches, while another
-   connection claims every 20 ms: the claim's p50/p99/max before and during the purge, and the size of the queue's
-   partial indexes before and after (the purge must neither lock nor bloat the live queue).
+   connection claims every 20 ms: each table's batch times (the last batches must cost what the first did), the
+   claim's p50/p99/max before and during the purge, and the size of the queue's partial indexes before and after
+   (the purge must neither lock nor bloat the live queue).
 
 Needs PostgreSQL and Redis as the other benches (no worker runs: the claim is called directly, in a transaction
-rolled back each time, so the live state stays the same). Seeding 10M rows takes a few minutes; BENCH_HISTORY_ROWS
-sets a smaller run. Leaves nothing behind.
+rolled back each time, so the live state stays the same). The whole run at 10M rows takes ~12 minutes on an idle
+2-core machine (seeding ~6); BENCH_HISTORY_ROWS sets a smaller run. Leaves nothing behind (and vacuums after).
 """
 
 import contextlib
