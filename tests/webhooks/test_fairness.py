@@ -271,3 +271,30 @@ def test_a_session_that_lost_the_prepared_claims_prepares_them_again(org):
         cursor.execute("DEALLOCATE ALL")
     _, rows = claim(extra=2)
     assert by_sub(rows) == {sub.pk: 2}
+
+
+def test_the_claims_are_planned_for_their_own_values_every_time(org):
+    """The claim statements always get a custom plan (webhooks/sender.py): a generic one is made once, on the
+    statistics of that moment, and one made while the queue was analyzed nearly empty scanned the whole backlog at
+    every claim. Here the tables are analyzed without this test's rows, then a backlog comes and the session claims
+    more often than the five EXECUTEs after which PostgreSQL would otherwise switch to a generic plan."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE webhooks_delivery, webhooks_subscription")
+    subs = [make_subscription(org) for _ in range(3)]
+    for sub in subs:
+        due(org, sub, 20)
+
+    def plans():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, generic_plans, custom_plans FROM pg_prepared_statements"
+                           " WHERE name IN ('webhooks_claim_lock_fair', 'webhooks_claim_fair')")
+            return {name: (generic, custom) for name, generic, custom in cursor.fetchall()}
+
+    claim(extra=1)  # prepares the statements on this session, if an earlier test has not
+    before = plans()
+    for _ in range(8):
+        claim(extra=1)
+    after = plans()
+    assert {name: (generic, custom - before[name][1]) for name, (generic, custom) in after.items()} == {
+        "webhooks_claim_lock_fair": (0, 8), "webhooks_claim_fair": (0, 8)
+    }
