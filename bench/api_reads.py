@@ -51,13 +51,14 @@ LAST = ["Smith", "Garcia", "Okafor", "Nguyen", "Kowalski", "Haddad", "Silva", "T
         "Schmidt", "Dubois", "Ivanova", "Khan", "Lopez", "Brown", "Kim", "Novak", "Jensen", "Moreau"]
 
 
-def _database_url() -> str:
-    """The bench's own database on DATABASE_URL's server, so its 110,000 seeded rows stay out of the demo's."""
+def _database_url(name: str = "voiceagent_bench") -> str:
+    """A bench's own database `name` on DATABASE_URL's server (created on the first run), so its seeded rows stay out
+    of the demo's."""
     server = urlsplit(os.environ["DATABASE_URL"])
     with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench'").fetchone():
-            conn.execute("CREATE DATABASE voiceagent_bench")
-    return urlunsplit(server._replace(path="/voiceagent_bench"))
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f"CREATE DATABASE {name}")
+    return urlunsplit(server._replace(path=f"/{name}"))
 
 
 def _seed():

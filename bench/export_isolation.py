@@ -18,11 +18,9 @@ import os
 import socket
 import threading
 import time
-from urllib.parse import urlsplit, urlunsplit
-
-import psycopg
 
 from bench import api_reads
+from bench.tenants import two_tenants
 from bench.webhook_tests import GOAL_MS, _measure
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", 5)) * 2
@@ -31,40 +29,11 @@ STALLERS = 8  # B's clients, each starting an export again 0.5 s after a 429
 DATABASE = "voiceagent_bench_export_isolation"
 
 
-def _database_url() -> str:
-    server = urlsplit(os.environ["DATABASE_URL"])
-    with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
-            conn.execute(f"CREATE DATABASE {DATABASE}")
-    return urlunsplit(server._replace(path=f"/{DATABASE}"))
-
-
 def _prepare() -> tuple[str, str]:
     """Org A and org B with a read key each, B with CONTACTS contacts; returns the two keys."""
-    os.environ["DATABASE_URL"] = _database_url()
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
-    for name in ("RATE_LIMIT_READS_PER_MINUTE", "RATE_LIMIT_ORG_READS_PER_MINUTE"):
-        os.environ.setdefault(name, "1000000000")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.utils import timezone
-
+    keys = two_tenants(api_reads._database_url(DATABASE), scope="read")
     from contacts.models import Contact
-    from orgs.models import ApiKey, Organization
-    from orgs.services import api_key_create, organization_create
 
-    call_command("migrate", verbosity=0)
-    keys = []
-    for name in ("Bench Tenant A", "Bench Tenant B"):
-        org = Organization.objects.filter(name=name).first()
-        if org is None:
-            org, _ = organization_create(name=name, admin_email=f"{name[-1].lower()}@tenants.example")
-        admin = org.memberships.get().user
-        # Earlier runs' keys revoked: each run makes one, and an organization has at most 50 active.
-        ApiKey.objects.filter(organization=org, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        keys.append((org, api_key_create(org=org, created_by=admin, name=f"bench {int(time.time())}", scope="read")[1]))
     (_, key_a), (org_b, key_b) = keys
     have = Contact.objects.filter(organization=org_b).count()
     if have < CONTACTS:

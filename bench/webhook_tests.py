@@ -19,6 +19,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bench import api_reads
+from bench.tenants import two_tenants
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", 5)) * 2
 TESTS = 12
@@ -44,33 +45,10 @@ class _Server(ThreadingHTTPServer):
 def _prepare(receiver_url: str):
     """Org A and org B with a key each, and B's 12 subscriptions to the hanging receiver (written directly: the
     receiver is on loopback)."""
-    os.environ["DATABASE_URL"] = api_reads._database_url()
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
-    for name in ("RATE_LIMIT_READS_PER_MINUTE", "RATE_LIMIT_WRITES_PER_MINUTE", "RATE_LIMIT_ORG_READS_PER_MINUTE",
-                 "RATE_LIMIT_ORG_WRITES_PER_MINUTE"):
-        os.environ.setdefault(name, "1000000000")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.utils import timezone
-
-    from orgs.models import ApiKey, Organization
-    from orgs.services import api_key_create, organization_create
+    keys = two_tenants(api_reads._database_url(), scope="read_write")
     from webhooks import crypto
     from webhooks.models import Subscription
 
-    call_command("migrate", verbosity=0)
-    keys = []
-    for name in ("Bench Tenant A", "Bench Tenant B"):
-        org = Organization.objects.filter(name=name).first()
-        if org is None:
-            org, _ = organization_create(name=name, admin_email=f"{name[-1].lower()}@tenants.example")
-        admin = org.memberships.get().user
-        # Earlier runs' keys revoked: each run makes one, and an organization has at most 50 active.
-        ApiKey.objects.filter(organization=org, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        keys.append((org, api_key_create(org=org, created_by=admin, name=f"bench {int(time.time())}",
-                                         scope="read_write")[1]))
     (_, key_a), (org_b, key_b) = keys
     Subscription.objects.filter(organization=org_b).delete()
     subs = []
