@@ -28,12 +28,13 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connections, transaction
-from django.db.models import Expression
+from django.db.models import Expression, F, Field, Func, OrderBy, Q, Value
+from django.db.models.lookups import GreaterThan, LessThan
 from django.http import StreamingHttpResponse
 
 from core import counters, liveness
 
-CHUNK_SIZE = 2000  # rows per FETCH from the server-side cursor, and per chunk written to the client
+CHUNK_SIZE = 2000  # rows per page read (one short query each), and per chunk written to the client
 # A download renews its places at most this often (one Redis round trip), and never less often than a third of
 # their expiry.
 RENEW_EVERY_SECONDS = 5.0
@@ -105,16 +106,15 @@ class _Echo:
         return value
 
 
-def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: int = CHUNK_SIZE) -> Iterator[str]:
+def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: int | None = None) -> Iterator[str]:
     """The header, then `rows` (a queryset, in its own order) as CSV text, a chunk of rows at a time.
 
-    The query runs on the first `next()`, so an error in it raises there (before a response has started) rather
-    than truncating a 200. The rows come from a server-side cursor inside a transaction: outside one, Django
-    declares the cursor WITH HOLD, and PostgreSQL then materializes the whole result when the DECLARE commits,
-    so the first row would wait for the last. `SET LOCAL jit = off` ends with that transaction (with a caller's,
-    when the export runs inside one). Timestamps are written in Python: a session TimeZone set for PostgreSQL to
-    write them would make Django read every other timestamp of that transaction wrong.
+    The rows are read in keyset pages (`_pages`), each its own short query and transaction, so nothing is held
+    between chunks while the client reads. The first page's query runs on the first `next()`, so an error in it
+    raises there (before a response has started) rather than truncating a 200. Timestamps are written in Python: a
+    session TimeZone set for PostgreSQL to write them would make Django read every other timestamp wrong.
     """
+    chunk_size = chunk_size or export_chunk_size()
     columns = list(columns)
     expressions, lookups, positions = {}, [], []
     for i, column in enumerate(columns):
@@ -128,30 +128,107 @@ def csv_lines(rows, columns: Iterable[Column], *, tz: tzinfo = UTC, chunk_size: 
         positions.append(slice(start, len(lookups)) if isinstance(column.source, tuple) else start)
     renders = [c.render for c in columns]
     writer = csv.writer(_Echo())
-    with transaction.atomic(using=rows.db):
-        with connections[rows.db].cursor() as cursor:
-            # PostgreSQL would JIT-compile a plan costed at a million rows before its first row leaves (measured:
-            # most of a second-long first byte); the per-row work here is too slight to gain anything from it.
-            cursor.execute("SET LOCAL jit = off")
-        values = rows.annotate(**expressions).values_list(*lookups).iterator(chunk_size=chunk_size)
-        try:
-            first = list(itertools.islice(values, 1))  # the query runs here
-            batch, flush_at = [writer.writerow([c.name for c in columns])], 2
-            for row in itertools.chain(first, values):
-                values_of_row = [row[position] for position in positions]
-                batch.append(writer.writerow([
-                    cell(render(value) if render else value, tz)
-                    for value, render in zip(values_of_row, renders, strict=True)
-                ]))
-                # The header and the first row leave at once (the time to the first byte), then whole chunks.
-                if len(batch) >= flush_at:
-                    liveness.beat()
-                    yield "".join(batch)
-                    batch, flush_at = [], chunk_size
-            if batch:
-                yield "".join(batch)
-        finally:
-            values.close()  # the cursor, while its transaction lasts (a client gone mid-download included)
+    values = _pages(rows.annotate(**expressions), lookups, chunk_size)
+    first = list(itertools.islice(values, 1))  # the first page's query runs here
+    batch, flush_at = [writer.writerow([c.name for c in columns])], 2
+    for row in itertools.chain(first, values):
+        values_of_row = [row[position] for position in positions]
+        batch.append(writer.writerow([
+            cell(render(value) if render else value, tz)
+            for value, render in zip(values_of_row, renders, strict=True)
+        ]))
+        # The header and the first row leave at once (the time to the first byte), then whole chunks.
+        if len(batch) >= flush_at:
+            liveness.beat()
+            yield "".join(batch)
+            batch, flush_at = [], chunk_size
+    if batch:
+        yield "".join(batch)
+
+
+def export_chunk_size() -> int:
+    """Rows per page read and per chunk written: CHUNK_SIZE, or the EXPORT_CHUNK_SIZE setting (tests make it small
+    to cross page boundaries with a few rows)."""
+    return int(getattr(settings, "EXPORT_CHUNK_SIZE", None) or CHUNK_SIZE)
+
+
+def keyset(rows) -> list[tuple[str, bool]]:
+    """`rows`' order as (lookup, descending) pairs ending in a unique, non-null column of the model: its own order
+    up to its first such column, and `pk` after the others (in the last one's direction, as an index on the order
+    ends) when it has none. A page continues strictly after the previous page's last row in this order, so every
+    key must be non-null (a NULL compares as nothing) and the last must tell any two rows apart."""
+    meta = rows.model._meta
+    order = rows.query.order_by or (meta.ordering if rows.query.default_ordering else ())
+    keys = []
+    for item in order:
+        if isinstance(item, str) and item and item != "?":
+            lookup, descending = item.lstrip("-"), item.startswith("-")
+        elif isinstance(item, OrderBy) and isinstance(item.expression, F):
+            lookup, descending = item.expression.name, item.descending
+        else:
+            raise ValueError(f"An export orders by fields, not {item!r}.")
+        field = _non_null_field(meta, lookup)
+        keys.append((lookup, descending))
+        if "__" not in lookup and field.unique:
+            return keys
+    return [*keys, ("pk", keys[-1][1] if keys else True)]
+
+
+def _non_null_field(meta, lookup: str):
+    """The field `lookup` names from `meta`, or ValueError if it may be NULL (itself, or a relation on its way)."""
+    field = None
+    for part in lookup.split("__"):
+        field = meta.pk if part == "pk" else meta.get_field(part)
+        if field.null:
+            raise ValueError(f"An export cannot page by {lookup!r}: it may be null.")
+        if field.is_relation and part != lookup.rsplit("__", 1)[-1]:
+            meta = field.related_model._meta
+    return field
+
+
+def _after(keys: list[tuple[str, bool]], last: tuple):
+    """The rows strictly after `last` (the values of `keys`) in the order of `keys`. One direction: a row-value
+    comparison, which an index on the order answers as a bound (ties on the time field cost nothing). Mixed: the
+    expanded form, with its first key's bound repeated for the index."""
+    if len({descending for _, descending in keys}) == 1:
+        compare = LessThan if keys[0][1] else GreaterThan
+        return compare(Func(*(F(lookup) for lookup, _ in keys), function="ROW", output_field=Field()),
+                       Func(*(Value(value) for value in last), function="ROW", output_field=Field()))
+    after = Q()
+    for i, (lookup, descending) in reversed(list(enumerate(keys))):
+        strictly = Q(**{f"{lookup}__{'lt' if descending else 'gt'}": last[i]})
+        after = strictly if i == len(keys) - 1 else strictly | (Q(**{lookup: last[i]}) & after)
+    first, descending = keys[0]
+    return Q(**{f"{first}__{'lte' if descending else 'gte'}": last[0]}) & after
+
+
+def _pages(rows, lookups: list, chunk_size: int) -> Iterator[tuple]:
+    """`rows`' `lookups` (a `values_list`), read `chunk_size` rows at a time in `keyset(rows)` order.
+
+    Why pages and not one cursor: a transaction (or a server-side cursor) left open while the client reads keeps
+    its snapshot, and PostgreSQL can then prune no row version deleted since it began, in any table of the database
+    (the xmin horizon is per database): one organization's ten-minute download made every organization's webhook
+    claim walk ten minutes of dead queue entries. Each page is its own transaction, ended before its rows are
+    written. So each page is read as of its own moment: a row inserted or changed during the download may or may
+    not appear, and a row that exists throughout appears exactly once.
+
+    `SET LOCAL jit = off` for each page's query: PostgreSQL JIT-compiles a plan it costs high (a million-row
+    export's, before its first row was measured at most of a second); the per-row work here gains nothing from it.
+    """
+    keys = keyset(rows)
+    values = rows.order_by(*(f"-{lookup}" if descending else lookup for lookup, descending in keys)).annotate(
+        **{f"export_key_{k}": F(lookup) for k, (lookup, _) in enumerate(keys)}
+    ).values_list(*lookups, *(f"export_key_{k}" for k in range(len(keys))))
+    page, width = values, len(keys)
+    while True:
+        with transaction.atomic(using=rows.db):
+            with connections[rows.db].cursor() as cursor:
+                cursor.execute("SET LOCAL jit = off")
+            batch = list(page[:chunk_size])
+        yield from batch
+        if len(batch) < chunk_size:
+            return
+        page = values.filter(_after(keys, batch[-1][-width:]))
 
 
 class ExportsBusy(Exception):
