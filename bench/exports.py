@@ -2,7 +2,8 @@
 status line, the header row and the first call) of `GET /v1/exports/calls.csv` unfiltered, filtered on a time range,
 and filtered on a location that holds 1% of the calls; goal under 1 s each. Then one whole download: its time, its
 size and the rate. Runs in a `voiceagent_bench_exports` database on DATABASE_URL's server; the seeded calls are kept
-between runs (the first run takes a few minutes to insert them).
+between runs (the first run takes a few minutes to insert them). BENCH_EXPORT_CALLS seeds fewer (a loaded machine)
+and BENCH_EXPORTS_DATABASE names another database (one per seed size, or per engineer on a shared server).
 """
 
 import http.client
@@ -19,19 +20,20 @@ import psycopg
 from bench.api_reads import _free_port, _start_gunicorn, _start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
-CALLS = 1_000_000
+CALLS = int(os.environ.get("BENCH_EXPORT_CALLS", 1_000_000))
 AT_LOCATION = CALLS // 100
 NEWEST = datetime(2026, 11, 20, tzinfo=UTC)
 ORG = "Exports Bench Org"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
+DATABASE = os.environ.get("BENCH_EXPORTS_DATABASE", "voiceagent_bench_exports")
 
 
 def _database_url() -> str:
     server = urlsplit(os.environ["DATABASE_URL"])
     with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench_exports'").fetchone():
-            conn.execute("CREATE DATABASE voiceagent_bench_exports")
-    return urlunsplit(server._replace(path="/voiceagent_bench_exports"))
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+    return urlunsplit(server._replace(path=f"/{DATABASE}"))
 
 
 def _seed():
@@ -115,10 +117,11 @@ def main():
     redis = _start_redis(redis_port)
     env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "ALLOWED_HOSTS": "127.0.0.1,localhost"}
     server = _start_gunicorn(env, port)
+    back = min(timedelta(days=5), timedelta(seconds=CALLS) / 2)  # the day starts inside a smaller seed's span too
     cases = {
-        "all 1,000,000 calls": "/v1/exports/calls.csv",
+        f"all {CALLS:,} calls": "/v1/exports/calls.csv",
         "a day of them (since/until)": "/v1/exports/calls.csv?" + urlencode({
-            "since": (NEWEST - timedelta(days=5)).isoformat(), "until": (NEWEST - timedelta(days=4)).isoformat()}),
+            "since": (NEWEST - back).isoformat(), "until": (NEWEST - back + timedelta(days=1)).isoformat()}),
         f"one location ({AT_LOCATION:,} calls)": f"/v1/exports/calls.csv?location_id={location.pk}",
     }
     try:
@@ -132,7 +135,7 @@ def main():
                 assert first.count(b"\r\n") >= 2, first[:300]  # the header and at least one call
                 samples.append(elapsed * 1000)
             print(f"{name:40} {statistics.median(samples):12.0f} ms {max(samples):5.0f} ms", flush=True)
-        elapsed, size, rows = _whole(port, cases["all 1,000,000 calls"], key)
+        elapsed, size, rows = _whole(port, cases[f"all {CALLS:,} calls"], key)
         print(f"whole download: {rows:,} rows, {size / 1e6:.0f} MB in {elapsed:.1f} s ({rows / elapsed:,.0f} rows/s, "
               f"{size / elapsed / 1e6:.1f} MB/s)")
         assert rows == CALLS

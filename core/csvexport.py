@@ -176,13 +176,15 @@ def keyset(rows) -> list[tuple[str, bool]]:
 
 def _non_null_field(meta, lookup: str):
     """The field `lookup` names from `meta`, or ValueError if it may be NULL (itself, or a relation on its way)."""
-    field = None
-    for part in lookup.split("__"):
-        field = meta.pk if part == "pk" else meta.get_field(part)
-        if field.null:
+    *path, last = lookup.split("__")
+    for part in path:
+        field = meta.get_field(part)
+        if not field.is_relation or field.null:
             raise ValueError(f"An export cannot page by {lookup!r}: it may be null.")
-        if field.is_relation and part != lookup.rsplit("__", 1)[-1]:
-            meta = field.related_model._meta
+        meta = field.related_model._meta
+    field = meta.pk if last == "pk" else meta.get_field(last)
+    if field.null:
+        raise ValueError(f"An export cannot page by {lookup!r}: it may be null.")
     return field
 
 
