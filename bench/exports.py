@@ -10,6 +10,7 @@ import http.client
 import os
 import statistics
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,12 +67,12 @@ def _seed():
     return location, plaintext
 
 
-def _first_byte(port: int, path: str, key: str) -> tuple[float, bytes]:
-    """Seconds from sending the request to the first bytes of the body, and those bytes; then hangs up. The
-    organization runs one export at a time (core/csvexport.py): the previous round's, hung up on, may still hold its
-    place for a moment, so a 429 is asked again (and not timed)."""
+def _get(port: int, path: str, key: str, timeout: float):
+    """The response to GET `path`, with the clock started as the request left. The organization runs one export at
+    a time (core/csvexport.py): the previous round's, hung up on, may still hold its place for a moment, so a 429 is
+    asked again (and not timed)."""
     while True:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
         started = time.perf_counter()
         conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
         response = conn.getresponse()
@@ -81,6 +82,12 @@ def _first_byte(port: int, path: str, key: str) -> tuple[float, bytes]:
         conn.close()
         time.sleep(0.05)
     assert response.status == 200, (response.status, response.read()[:500])
+    return conn, response, started
+
+
+def _first_byte(port: int, path: str, key: str) -> tuple[float, bytes]:
+    """Seconds from sending the request to the first bytes of the body, and those bytes; then hangs up."""
+    conn, response, started = _get(port, path, key, 120)
     first = response.read1(65536)
     elapsed = time.perf_counter() - started
     conn.close()
@@ -88,17 +95,33 @@ def _first_byte(port: int, path: str, key: str) -> tuple[float, bytes]:
 
 
 def _whole(port: int, path: str, key: str) -> tuple[float, int, int]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    started = time.perf_counter()
-    conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
-    response = conn.getresponse()
-    assert response.status == 200, response.status
+    conn, response, started = _get(port, path, key, 600)
     size = lines = 0
     while chunk := response.read1(1 << 20):
         size += len(chunk)
         lines += chunk.count(b"\r\n")
     conn.close()
     return time.perf_counter() - started, size, lines - 1
+
+
+class _OldestSnapshot(threading.Thread):
+    """Samples, every 0.2 s while the download runs, how long the database's oldest snapshot has been held (a
+    backend with a backend_xmin: what keeps PostgreSQL from pruning any table of the database); `longest` is the
+    longest seen, in seconds."""
+
+    def __init__(self, database_url: str):
+        super().__init__(daemon=True)
+        self.database_url, self.longest, self.done = database_url, 0.0, threading.Event()
+
+    def run(self):
+        with psycopg.connect(self.database_url, autocommit=True) as conn:
+            while not self.done.wait(0.2):
+                held = conn.execute(
+                    "SELECT coalesce(max(extract(epoch FROM now() - xact_start)), 0) "
+                    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                    "AND backend_xmin IS NOT NULL AND xact_start IS NOT NULL"
+                ).fetchone()[0]
+                self.longest = max(self.longest, float(held))
 
 
 def main():
@@ -135,9 +158,13 @@ def main():
                 assert first.count(b"\r\n") >= 2, first[:300]  # the header and at least one call
                 samples.append(elapsed * 1000)
             print(f"{name:40} {statistics.median(samples):12.0f} ms {max(samples):5.0f} ms", flush=True)
+        oldest = _OldestSnapshot(os.environ["DATABASE_URL"])
+        oldest.start()
         elapsed, size, rows = _whole(port, cases[f"all {CALLS:,} calls"], key)
+        oldest.done.set()
+        oldest.join()
         print(f"whole download: {rows:,} rows, {size / 1e6:.0f} MB in {elapsed:.1f} s ({rows / elapsed:,.0f} rows/s, "
-              f"{size / elapsed / 1e6:.1f} MB/s)")
+              f"{size / elapsed / 1e6:.1f} MB/s); the database's oldest snapshot meanwhile: {oldest.longest:.1f} s")
         assert rows == CALLS
     finally:
         server.terminate()
