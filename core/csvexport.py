@@ -1,5 +1,6 @@
-"""CSV downloads streamed from a server-side cursor: memory stays flat whatever the number of rows, the first lines
-leave before the query has finished, and every cell is safe to open in a spreadsheet.
+"""CSV downloads streamed in keyset pages: memory stays flat whatever the number of rows, the first lines leave after
+the first page, no transaction stays open while the client reads (`_pages` says why), and every cell is safe to open
+in a spreadsheet.
 
 A kind of export is a queryset and its `Column`s (each app keeps its kinds' columns beside it); `csv_response`
 turns them into a `StreamingHttpResponse` of UTF-8 CSV with a header row.
@@ -185,6 +186,8 @@ def _non_null_field(meta, lookup: str):
     field = meta.pk if last == "pk" else meta.get_field(last)
     if field.null:
         raise ValueError(f"An export cannot page by {lookup!r}: it may be null.")
+    if field.is_relation and field.name == last:  # Django would order by the related model's own ordering
+        raise ValueError(f"An export pages by columns: {lookup}_id, not {lookup!r}.")
     return field
 
 
@@ -293,8 +296,7 @@ def take_places(org_id) -> Places:
 class _Download:
     """The response's content: `first`, then `rest`, renewing `places` as chunks leave and giving them back when the
     rows end. Not a generator: its close() (a client gone mid-download, or a response never read, whose generator
-    would never have started) must give the places back too, and closes `rest`, ending its transaction before the
-    request's end closes the connection."""
+    would never have started) must give the places back too, and closes `rest`."""
 
     def __init__(self, first: str, rest: Iterator[str], places: Places):
         self.first, self.rest, self.places = first, rest, places
@@ -323,7 +325,7 @@ class _Download:
 
 def csv_response(rows, columns: Iterable[Column], *, org, filename: str, tz: tzinfo = UTC) -> StreamingHttpResponse:
     """A download of `rows` as `filename`, counted against `org`'s export places: ExportsBusy, before anything is
-    queried, when it has none. The query runs before the response starts: see `csv_lines`."""
+    queried, when it has none. The first page's query runs before the response starts: see `csv_lines`."""
     places = take_places(org.pk)
     try:
         lines = csv_lines(rows, columns, tz=tz)

@@ -160,3 +160,19 @@ def test_the_keyset_ends_in_a_unique_column(org):
     assert keyset(Contact.objects.all())[-1][0] in ("pk", "id")
     with pytest.raises(ValueError, match="null"):
         keyset(contacts.order_by("name"))  # a NULL compares as nothing: no page could continue after it
+    with pytest.raises(ValueError, match="organization_id"):
+        keyset(contacts.order_by("organization"))  # Django would order by the organization's own ordering
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("chunk_size", [1, 2, 3])
+def test_an_order_of_mixed_directions_pages_through_ties(org, chunk_size):
+    """Newest first, then by phone number upwards: the expanded form of "after" (no row comparison fits it)."""
+    for i in range(8):  # created_at is set on insert (auto_now_add): tied afterwards, three by three
+        contact = Contact.objects.create(organization=org, phone_number=f"+1415555{i:04d}")
+        Contact.objects.filter(pk=contact.pk).update(created_at=T0 - timedelta(minutes=i // 3))
+    rows = Contact.objects.for_org(org).order_by("-created_at", "phone_number")
+    assert keyset(rows) == [("created_at", True), ("phone_number", False), ("pk", False)]
+    expected = ["phone_number"] + [f"'{phone}" for phone in rows.values_list("phone_number", flat=True)]
+    assert "".join(csv_lines(rows, [Column("phone_number")], chunk_size=chunk_size)).split("\r\n")[:-1] == expected
+    assert expected[1:4] == ["'+14155550000", "'+14155550001", "'+14155550002"]  # three tied, in phone order
