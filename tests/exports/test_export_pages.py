@@ -30,7 +30,8 @@ ORDERED_BY = {"calls": (Call, "started_at"), "contacts": (Contact, "created_at")
 
 
 def _backend(pid: int) -> tuple[str, object, object]:
-    """The state, backend_xmin and xact_start of the backend `pid`, seen from a connection of our own."""
+    """The state, backend_xmin and xact_start of the backend `pid`, seen from a connection of our own (built from
+    Django's settings)."""
     with connect() as other:
         return other.execute("SELECT state, backend_xmin, xact_start FROM pg_stat_activity WHERE pid = %s",
                              [pid]).fetchone()
@@ -51,16 +52,17 @@ def test_a_partly_read_export_holds_no_transaction_nor_snapshot(org, read_api, m
                                                                               reverse("dashboard:calls-export"))
     response = client.get(url)
     assert response.status_code == 200
-    chunks = iter(response.streaming_content)
-    next(chunks), next(chunks)  # the header and first call, then the next page's first chunk: more to come
-    with connection.cursor() as cursor:  # the test client's requests run on this test's connection
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    assert not connection.in_atomic_block
-    state, xmin, xact_start = _backend(pid)
-    assert state == "idle" and xmin is None and xact_start is None
-    rest = b"".join(chunks)
-    response.close()
+    try:
+        chunks = iter(response.streaming_content)
+        next(chunks), next(chunks)  # the header and first call, then the next page: more to come
+        with connection.cursor() as cursor:  # the test client's requests run on this test's connection
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        assert _backend(pid) == ("idle", None, None)  # not "idle in transaction", no backend_xmin
+        assert not connection.in_atomic_block
+        rest = b"".join(chunks)
+    finally:
+        response.close()
     assert rest.count(b"\r\n") == 4  # the download went on from where it stood
 
 
