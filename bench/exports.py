@@ -14,11 +14,11 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 import psycopg
 
-from bench.api_reads import _free_port, _start_gunicorn, _start_redis
+from bench.api_reads import _database_url, _free_port, _start_gunicorn, _start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 CALLS = int(os.environ.get("BENCH_EXPORT_CALLS", 1_000_000))
@@ -27,14 +27,6 @@ NEWEST = datetime(2026, 11, 20, tzinfo=UTC)
 ORG = "Exports Bench Org"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
 DATABASE = os.environ.get("BENCH_EXPORTS_DATABASE", "voiceagent_bench_exports")
-
-
-def _database_url() -> str:
-    server = urlsplit(os.environ["DATABASE_URL"])
-    with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    return urlunsplit(server._replace(path=f"/{DATABASE}"))
 
 
 def _seed():
@@ -125,7 +117,7 @@ class _OldestSnapshot(threading.Thread):
 
 
 def main():
-    os.environ["DATABASE_URL"] = _database_url()
+    os.environ["DATABASE_URL"] = _database_url(DATABASE)
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     os.environ.setdefault("RATE_LIMIT_READS_PER_MINUTE", "1000000000")
     sys.path.insert(0, str(ROOT))
