@@ -3,7 +3,7 @@
 What runs: a local HTTP receiver (threads, 127.0.0.1), a real `celery -A voiceagent worker` with 4 processes,
 and this process emitting events through `webhooks.services.emit` (one transaction per event, as real code does).
 Fair delivery is on (docs/webhooks.md#fair-delivery): the events are spread over organizations with one subscription
-each, twice as many as the worker's concurrency needs at WEBHOOK_MAX_IN_FLIGHT each (16 by default; `tenants()`).
+each, twice as many as the worker's concurrency needs at WEBHOOK_MAX_IN_FLIGHT each (64 by default; `tenants()`).
 
 1. Live burst: 2,000 events emitted as fast as one process can; p50/p99 emit-to-receipt, and deliveries/s from
    the first emit to the last receipt. That rate cannot exceed the emitter's own rate (printed too): one Python

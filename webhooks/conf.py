@@ -38,8 +38,13 @@ def batch_size() -> int:
 
 
 def send_threads() -> int:
-    """Concurrent POSTs per worker process within one batch (each thread keeps its own keep-alive connections)."""
-    return max(1, int(getattr(settings, "WEBHOOK_SEND_THREADS", 8)))
+    """Concurrent POSTs per worker process (each thread keeps its own keep-alive connections).
+
+    32 rather than 8 (2026-11-26): a task claims and records for its free threads at once, and what a delivery costs
+    the database is mostly that claim and record, whatever their size; 32 threads serve ~4x as many deliveries per
+    claim. bench.webhook_delivery, 4 processes: 1,910 deliveries/s against 1,385 with 8 (quiet machine, minutes
+    apart); bench.webhook_fairness met its goals at 32 (a hanging tenant's neighbour p99 108 ms, a rate cap 1.005x)."""
+    return max(1, int(getattr(settings, "WEBHOOK_SEND_THREADS", 32)))
 
 
 def enqueue_window_seconds() -> float:
