@@ -21,9 +21,8 @@ import time
 
 from bench import api_reads
 from bench.tenants import two_tenants
-from bench.webhook_tests import GOAL_MS, _measure
+from bench.webhook_tests import GOAL_MS, SECONDS, alone_and_during
 
-SECONDS = float(os.environ.get("BENCH_SECONDS", 5)) * 2
 CONTACTS = int(os.environ.get("BENCH_EXPORT_CONTACTS", 20_000))
 STALLERS = 8  # B's clients, each starting an export again 0.5 s after a 429
 DATABASE = "voiceagent_bench_export_isolation"
@@ -85,16 +84,7 @@ def main():
             stop.wait(0.5)
 
     try:
-        _measure(port, key_a, 1)  # warm every worker
-        alone = _measure(port, key_a, SECONDS)
-        threads = [threading.Thread(target=stall) for _ in range(STALLERS)]
-        for thread in threads:
-            thread.start()
-        time.sleep(0.5)  # the first downloads are stalled
-        during = _measure(port, key_a, SECONDS)
-        stop.set()
-        for thread in threads:
-            thread.join(20)
+        alone, during = alone_and_during(port, key_a, [threading.Thread(target=stall) for _ in range(STALLERS)], stop)
     finally:
         for sock in held:
             sock.close()

@@ -85,6 +85,21 @@ def _measure(port, key, seconds) -> dict:
             "max_ms": times[-1], "errors": sum(status != 200 for status, _ in samples)}
 
 
+def alone_and_during(port, key, misbehaving: list[threading.Thread], stop: threading.Event) -> tuple[dict, dict]:
+    """Org A's `/v1/me` for SECONDS alone (the workers warmed first), then for SECONDS while org B's `misbehaving`
+    threads run (they end once `stop` is set)."""
+    _measure(port, key, 1)  # warm every worker
+    alone = _measure(port, key, SECONDS)
+    for thread in misbehaving:
+        thread.start()
+    time.sleep(0.5)  # org B is under way
+    during = _measure(port, key, SECONDS)
+    stop.set()
+    for thread in misbehaving:
+        thread.join(20)
+    return alone, during
+
+
 def main():
     receiver = _Server(("127.0.0.1", 0), _Hanging)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
@@ -103,16 +118,8 @@ def main():
             stop.wait(0.5)
 
     try:
-        _measure(port, key_a, 1)  # warm every worker
-        alone = _measure(port, key_a, SECONDS)
-        threads = [threading.Thread(target=fire, args=(sub,)) for sub in subs]
-        for thread in threads:
-            thread.start()
-        time.sleep(0.5)  # the first tests are running
-        during = _measure(port, key_a, SECONDS)
-        stop.set()
-        for thread in threads:
-            thread.join(20)
+        firing = [threading.Thread(target=fire, args=(sub,)) for sub in subs]
+        alone, during = alone_and_during(port, key_a, firing, stop)
     finally:
         server.terminate()
         server.wait(timeout=15)

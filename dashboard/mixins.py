@@ -97,10 +97,8 @@ class OrgMixin:
             once.discard(request)
         self.membership = request.membership = membership
         self.org = request.org = scoped(membership.organization, membership.location_ids)
-        manager = membership.role == Membership.Role.LOCATION_MANAGER
-        if is_admin_method(request.method, self.admin_methods) and not (
-            membership.is_admin or (self.location_manager_writes and manager)
-        ):
+        allowed = membership.writes_knowledge if self.location_manager_writes else membership.is_admin
+        if is_admin_method(request.method, self.admin_methods) and not allowed:
             return error_page(request, 403)
         if self.whole_org_only and membership.location_ids is not None:
             return error_page(request, 403)
@@ -125,7 +123,7 @@ class OrgMixin:
         membership = self.membership
         context.update(org=self.org, membership=membership, is_admin=membership.is_admin,
                        limited=membership.location_ids is not None,
-                       writes_knowledge=membership.is_admin or membership.role == Membership.Role.LOCATION_MANAGER)
+                       writes_knowledge=membership.writes_knowledge)
         return context
 
 

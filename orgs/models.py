@@ -68,6 +68,11 @@ class Membership(models.Model):
     def is_admin(self) -> bool:
         return self.role == self.Role.ADMIN
 
+    @property
+    def writes_knowledge(self) -> bool:
+        """Admins, and location managers within their scope (the services' check_writable decides which rows)."""
+        return self.is_admin or self.role == self.Role.LOCATION_MANAGER
+
 
 class ApiKey(OrgOwnedModel):
     """An API key. Only its SHA-256 digest and its 12-character prefix are stored, never the plaintext."""

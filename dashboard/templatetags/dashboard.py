@@ -22,7 +22,7 @@ def changeable(row, request) -> bool:
     scope may write (its own locations', never the location-less ones), a member none. Only shows the controls:
     the views and services decide."""
     membership = getattr(request, "membership", None)
-    if membership is None or not (membership.is_admin or membership.role == Membership.Role.LOCATION_MANAGER):
+    if membership is None or not membership.writes_knowledge:
         return False
     location_ids = location_ids_of(request.org)
     return location_ids is None or rule_of(type(row)).writable(row, location_ids)

@@ -14,7 +14,7 @@ from calls.models import Call
 from devtools.simulation import RuntimeClient, Simulator, ensure_demo_configuration
 from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.support.browser import BROWSER_MARKS
+from tests.support.browser import BROWSER_MARKS, log_in
 from tests.support.browser import shot as support_shot
 from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - the fixture
 from tests.support.receiver import Receiver
@@ -22,7 +22,6 @@ from tests.support.waiting import wait_until
 from webhooks.models import Event
 from webhooks.services import subscription_create
 
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
 WORKER_ENV = {"WEBHOOK_ALLOW_LOCAL_URLS": "1", "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.5"}
 
 pytestmark = BROWSER_MARKS
@@ -93,10 +92,7 @@ def walk(live_server, page, settings, tmp_path, celery_worker_factory):  # noqa:
         worker = celery_worker_factory(concurrency=1, beat=True, env=WORKER_ENV)
 
         # Log in.
-        page.goto(f"{live_server.url}/login/")
-        page.get_by_label("Email").fill(admin.email)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
+        log_in(page, live_server, admin.email)
 
         # The overview: numbers and the chart.
         expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()

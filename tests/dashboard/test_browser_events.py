@@ -7,12 +7,10 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.support.browser import BROWSER_MARKS
+from tests.support.browser import BROWSER_MARKS, log_in
 from tests.support.browser import shot as support_shot
 from tests.support.receiver import Receiver
 from webhooks.services import subscription_create
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
 
 pytestmark = BROWSER_MARKS
 
@@ -46,10 +44,7 @@ def walk(live_server, page, settings):
         receiver.status = verify
         call = simulate(org, "order", seed=5)[0]
 
-        page.goto(f"{live_server.url}/login/")
-        page.get_by_label("Email").fill(admin.email)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
+        log_in(page, live_server, admin.email)
 
         page.goto(f"{live_server.url}/settings/webhooks/{subscription.pk}/")
         page.get_by_test_id("test-type").select_option("call.ended")

@@ -9,9 +9,7 @@ import pytest
 from contacts.models import Contact
 from core.csvexport import take_places
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.support.browser import BROWSER_MARKS, shot
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
+from tests.support.browser import BROWSER_MARKS, log_in, shot
 
 pytestmark = BROWSER_MARKS
 
@@ -33,10 +31,7 @@ def walk(live_server, page):
     admin = MembershipFactory(organization=org, role="admin").user
     Contact.objects.create(organization=org, phone_number="+14155550100", phone_digits="14155550100",
                            name="Ada Export", source="manual")
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Email").fill(admin.email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server, admin.email)
     expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
 
     page.goto(f"{live_server.url}/contacts/")

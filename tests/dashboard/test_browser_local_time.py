@@ -13,9 +13,7 @@ from knowledge.services import calendar_create, location_create
 from orgs.models import Organization
 from tests.dashboard.test_calendars_and_bookings_pages import HOURS, book
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.support.browser import BROWSER_MARKS, shot
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
+from tests.support.browser import BROWSER_MARKS, log_in, shot
 
 pytestmark = BROWSER_MARKS
 
@@ -44,10 +42,7 @@ def walk(live_server, page):
     local = start.astimezone(ZoneInfo("America/Los_Angeles"))  # the evening before, 19:30 or 20:30
     assert local.date() == start.date() - timedelta(days=1)
 
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Email").fill(admin.email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server, admin.email)
     expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
     expect(page.get_by_text("(America/Los_Angeles)")).to_be_visible()  # the first location gave the org its zone
 

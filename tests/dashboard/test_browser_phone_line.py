@@ -7,9 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import requests
 
-from tests.support.browser import BROWSER_MARKS, shot
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
+from tests.support.browser import BROWSER_MARKS, log_in, shot
 
 pytestmark = BROWSER_MARKS
 
@@ -42,10 +40,7 @@ def test_rules_calendars_bookings_and_unanswered_questions_in_a_real_browser(liv
     from playwright.sync_api import expect
 
     org = world["org"]
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Email").fill("owner@tre.example")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server, "owner@tre.example")
 
     # An escalation rule, served by the runtime's next knowledge read.
     nav(page, "Escalation rules").click()

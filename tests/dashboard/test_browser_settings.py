@@ -8,9 +8,7 @@ from datetime import timedelta
 import pytest
 import requests
 
-from tests.support.browser import BROWSER_MARKS, shot
-
-PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
+from tests.support.browser import BROWSER_MARKS, log_in, shot
 
 pytestmark = BROWSER_MARKS
 
@@ -91,13 +89,6 @@ def world():
                                    duration_ms=2001, error="Connection timed out")
     Subscription.objects.filter(pk=sub.pk).update(failing_since=now - timedelta(hours=3))
     return {"org": org, "admin": admin, "subscription": sub}
-
-
-def log_in(page, live_server, email):
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
 
 
 @pytest.mark.django_db(transaction=True)

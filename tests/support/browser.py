@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.clients import PASSWORD
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM would otherwise refuse to run here.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -66,3 +68,11 @@ def shot(page, name: str) -> None:
     # A whole page of the API docs (Redoc, 80 operations) took over 15 s, Playwright's default, to capture in a CI
     # run on the loaded 2-core machine; the screenshot is a record, not what the test asserts.
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=60_000)
+
+
+def log_in(page, live_server, email: str, password: str = PASSWORD) -> None:
+    """Logs `email` in through the login page (tests.factories' users share PASSWORD)."""
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
