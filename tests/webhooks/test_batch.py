@@ -263,7 +263,35 @@ def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_alwa
     assert [ids for ids, _ in queued][4:] == [["f"], ["g"]]
     monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: ["i", "j"])
     assert publisher.sweep() == 2
-    assert [ids for ids, _ in queued][6:] == [["i"], ["j"]]
+    assert [ids for ids, _ in queued][6:] == [["i", "j"]]  # never spared, in one task: two wait already
+
+
+def test_the_sweep_publishes_as_many_tasks_as_there_is_room_for_beside_those_waiting(settings, monkeypatch):
+    """After an outage the sweep finds a backlog: one task per batch of it drained the backlog with the first few
+    and left the rest to start, find nothing and stop (a tail of ~12% of the drain). Every task claims any due
+    delivery, so the sweep's ids go to as many tasks as WEBHOOK_MAX_WAITING_TASKS leaves room for (at least one), in
+    bigger batches; without a limit, one task per batch as before."""
+    settings.WEBHOOK_MAX_WAITING_TASKS = 4
+    settings.WEBHOOK_BATCH_SIZE = 10
+    queued = []
+    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async",
+                        lambda args, task_id, **kw: queued.append((args[0], task_id)))
+    monkeypatch.setattr(publisher, "_coalescer", None)
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: len(queued))
+    backlog = [f"d{n}" for n in range(100)]
+    monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: backlog)
+    assert publisher.sweep() == 100
+    assert [len(ids) for ids, _ in queued] == [25, 25, 25, 25]
+    assert sorted(i for ids, _ in queued for i in ids) == sorted(backlog)  # every row in a task
+    publisher.waiting.started(queued[0][1])
+    assert publisher.sweep() == 100
+    assert [len(ids) for ids, _ in queued][4:] == [100]  # three still wait: room for one, never none
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: 0)  # purged: what was counted is gone
+    assert publisher.sweep() == 100
+    assert [len(ids) for ids, _ in queued][5:] == [25, 25, 25, 25]
+    settings.WEBHOOK_MAX_WAITING_TASKS = 0  # nothing spared, nothing bounded
+    assert publisher.sweep() == 100
+    assert [len(ids) for ids, _ in queued][9:] == [10] * 10
 
 
 @pytest.mark.django_db(transaction=True)
