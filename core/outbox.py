@@ -309,7 +309,9 @@ def broker_queue_length(task) -> int | None:
             client = getattr(conn.default_channel, "client", None)
             if not hasattr(client, "llen"):
                 return None
-            return int(client.llen(task.queue or app.conf.task_default_queue))
+            # A task has no `queue` attribute unless one is set on it (this read raised, and every call was None:
+            # nothing was ever spared, and a worker outage's backlog came back as a task per commit window).
+            return int(client.llen(getattr(task, "queue", None) or app.conf.task_default_queue))
     except Exception:  # noqa: BLE001 - not knowing spares nothing
         return None
 

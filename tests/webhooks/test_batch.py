@@ -10,6 +10,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core.outbox import broker_queue_length
+from tests.support.celery_worker import RedisServer, use_broker
 from tests.support.database import connect
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
@@ -18,7 +20,7 @@ from tests.webhooks.helpers import make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.sender import Outcome, claim, record_batch, send_batch
 from webhooks.services import emit
-from webhooks.tasks import publisher
+from webhooks.tasks import deliver_batch, publisher
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 
@@ -264,6 +266,22 @@ def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_alwa
     monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: ["i", "j"])
     assert publisher.sweep() == 2
     assert [ids for ids, _ in queued][6:] == [["i", "j"]]  # never spared, in one task: two wait already
+
+
+def test_the_waiting_tasks_are_counted_on_the_broker_itself():
+    """WaitingTasks trusts its own count only as far as the broker's queue holds that many messages: that length is
+    read from the real Redis broker. It was None on every call (the read raised on a task with no `queue` of its
+    own), so nothing was ever spared."""
+    redis = RedisServer().start()
+    try:
+        with use_broker(redis.url):
+            assert broker_queue_length(deliver_batch) == 0
+            for _ in range(3):
+                deliver_batch.apply_async(([],), retry=False)
+            assert broker_queue_length(deliver_batch) == 3
+            assert publisher.waiting.queued() == 3
+    finally:
+        redis.stop()
 
 
 def test_the_sweep_publishes_as_many_tasks_as_there_is_room_for_beside_those_waiting(settings, monkeypatch):
