@@ -608,7 +608,11 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
     fair claim of `refill` deliveries in the same round trip, after the log: (results, (token, rows, contended)).
     """
     now = timezone.now()
-    mine, claimed = _log_and_record_successes(token, outcomes, now, refill=refill)
+    # A batch of successes only, outside a transaction (nearly every batch of a drain): the health write rides in the
+    # same round trip as the record, for the subscriptions it would write (`_healthy`). A 2xx shows the endpoint
+    # healthy even when the lease had run out ("stale"), so which deliveries are still ours does not matter to it.
+    healthy = _healthy(outcomes, now) if not connection.in_atomic_block and all(o.ok for _, o in outcomes) else []
+    mine, claimed = _log_and_record_successes(token, outcomes, now, refill=refill, healthy=healthy)
     results = {delivery.pk: "succeeded" if delivery.pk in mine else "stale" for delivery, o in outcomes if o.ok}
     common = _attempt_done(now)
     failed = []
@@ -634,7 +638,7 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
             mine.add(delivery.pk)
             failed.append((delivery, outcome, exhausted))
         results[delivery.pk] = result
-    _update_health(outcomes, mine, failed, now)
+    _update_health(outcomes, mine, failed, now, written=healthy)
     return (results, claimed) if refill else results
 
 
@@ -675,10 +679,11 @@ _LOG_AND_SUCCEED_SQL = """
 """
 
 
-def _log_and_record_successes(token, outcomes, now, *, refill: int = 0):
+def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=()):
     """Logs every attempt and marks the successful deliveries still held by their claim (`_token_of`) succeeded;
     returns their ids and, with `refill`, the (token, rows) of a fair claim made after them in the same query (the
-    claim then sees the slots they freed), else None."""
+    claim then sees the slots they freed), else None. With `healthy` (subscription ids), their health write
+    (`_MARK_HEALTHY_SQL`) goes in the same query, before the claim."""
     ok = [(d.pk, outcome.status_code, _token_of(d, token)) for d, outcome in outcomes if outcome.ok]
     params = {
         "now": now,
@@ -697,6 +702,9 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0):
         "ok_tokens": [t for _, _, t in ok],
     }
     sql, claim_token = _LOG_AND_SUCCEED_SQL, None
+    if healthy:
+        params["healthy"] = list(healthy)
+        sql += ";" + _MARK_HEALTHY_SQL.replace("%(ids)s", "%(healthy)s")
     if refill:
         claim_token, claim_params = _claim_params([], refill)
         params.update({f"claim_{name}": value for name, value in claim_params.items()})
@@ -708,14 +716,28 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0):
             cursor.execute(sql, params)
         while cursor.description is None and cursor.nextset():  # past the SET's and the INSERT's results
             pass
-        mine = {row[0] for row in cursor.fetchall()}
+        mine = {row[0] for row in cursor.fetchall()}  # then the health write's result, which _fetch_claim skips
         if not refill:
             return mine, None
         cursor.nextset()
         return mine, (claim_token, *_fetch_claim(cursor))
 
 
-def _update_health(outcomes, mine, failed, now) -> None:
+def _healthy(outcomes, now) -> list:
+    """The subscriptions of an all-success batch whose health row needs writing: failing, slowed down, or last
+    written over a second ago (so a busy endpoint's row is not a hot spot)."""
+    subscriptions = {delivery.subscription_id: delivery.subscription for delivery, _ in outcomes}
+    return sorted(
+        (sub_id for sub_id, sub in subscriptions.items() if _needs_health_write(sub, now)), key=str
+    )
+
+
+def _needs_health_write(subscription, now) -> bool:
+    stale = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
+    return subscription.failing_since is not None or stale or _is_slowed(subscription)
+
+
+def _update_health(outcomes, mine, failed, now, *, written=()) -> None:
     """Subscription health once per subscription per batch: the last success, the start of a failure streak,
     410 and too-long-failing disables, exhaustion e-mails.
 
@@ -735,8 +757,7 @@ def _update_health(outcomes, mine, failed, now) -> None:
         if all(oks):
             # Health is written at most once a second per subscription, so a busy endpoint's row is not a hot spot;
             # a slowed-down one gets its full share back with its first 2xx.
-            stale = subscription.last_success_at is None or subscription.last_success_at < now - timedelta(seconds=1)
-            if subscription.failing_since is not None or stale or _is_slowed(subscription):
+            if sub_id not in written and _needs_health_write(subscription, now):
                 healthy.append(sub_id)
         elif any(oks):
             # Sent concurrently, so there is no "last" outcome: the endpoint answered, and a new streak starts now.

@@ -136,5 +136,6 @@ def test_each_purge_batch_reads_the_created_at_index_from_where_the_last_one_sto
     for plan, table, index in zip(
         plans, ("webhooks_deliveryattempt", "webhooks_delivery", "webhooks_event"), indexes, strict=True
     ):
-        assert re.search(rf"Index Scan using {index}\w* on {table}\b", plan), plan
+        # An index-only scan of it is the same ordered range (alone in a fresh database the planner takes one).
+        assert re.search(rf"Index (Only )?Scan using {index}\w* on {table}\b", plan), plan
         assert not re.search(r"->  Sort\b", plan.split("CTE gone")[0]), plan  # an incremental sort (ties) at most
