@@ -417,8 +417,12 @@ REFILL_SECONDS = 20.0
 RECORD_EVERY = 1.0
 # After a POST finishes, others finishing within this much more are recorded (and refilled) with it: one round trip,
 # and one claim for several free threads. A claim per finished POST would make claims and their round trips the
-# bottleneck of a fast drain; a task refills once half its threads are free (or all its POSTs are done).
+# bottleneck of a fast drain; a task refills once REFILL_AT of its threads are free (or all its POSTs are done).
 LINGER = 0.003
+# Three quarters rather than half (2026-11-26): a claim and a record cost the database about the same whatever their
+# size, so larger cycles cost less per delivery. bench.webhook_delivery, median pair of each run: 0.88, 0.96, 0.91,
+# 0.94 of a plain loop, against 0.85 and 0.91 at half; a hanging tenant's neighbour p99 113 ms, a rate cap 1.005 x.
+REFILL_AT = 0.75
 # A fair claim that found every subscription it could serve held by other claims (row locks, SKIP LOCKED) tries
 # again this many times, a few milliseconds apart, before its task decides nothing is due: those claims hold their
 # locks for a millisecond or two, and a task that gave up would leave its process idle with work waiting.
@@ -487,9 +491,9 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
                 done |= more
             ready |= done
         free = threads - len(pending) + len(ready)
-        # Results are recorded (and threads refilled) once half the threads are free, when every POST is done, or
-        # RECORD_EVERY after the last time: each a round trip or two, so not after every single POST.
-        if not ready or (len(ready) < len(pending) and free < max(1, threads // 2)
+        # Results are recorded (and threads refilled) once REFILL_AT of the threads are free, when every POST is
+        # done, or RECORD_EVERY after the last time: each a round trip or two, so not after every single POST.
+        if not ready or (len(ready) < len(pending) and free < max(1, int(threads * REFILL_AT))
                          and time.monotonic() - settled_at < RECORD_EVERY):
             continue
         finished = [(pending.pop(future), future.result()) for future in ready]  # _send_before never raises
