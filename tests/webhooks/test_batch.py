@@ -238,6 +238,26 @@ def test_a_fair_run_refills_in_the_round_trip_that_records_its_successes(org, se
     assert len(alone) == 1 and len(claims) >= 6, claims  # 12 deliveries, at most 2 at a time
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_health_write_of_an_all_success_batch_rides_in_the_query_that_records_it(org):
+    """A slowed-down, failing endpoint's first 2xx gives it its full share back; in a healthy drain (a worker's task,
+    outside any transaction) that write is part of the record's round trip (it was a query of its own per batch:
+    6.6% of a worker's busy time, py-spy)."""
+    with Receiver() as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        Subscription.objects.filter(pk=sub.pk).update(failing_since=timezone.now(), in_flight_limit=1,
+                                                      slowed_reason="The endpoint timed out.")
+        emit_n(org, 3)
+        with CaptureQueriesContext(connection) as queries:
+            results = send_batch([], extra=4)
+    assert sorted(results.values()) == ["succeeded"] * 3
+    sub.refresh_from_db()
+    assert (sub.failing_since, sub.in_flight_limit, sub.slowed_reason) == (None, None, "")
+    assert sub.last_success_at is not None
+    health = [q["sql"] for q in queries.captured_queries if "SET last_success_at" in q["sql"]]
+    assert health and all("INSERT INTO webhooks_deliveryattempt" in sql for sql in health), health
+
+
 def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_always_publishes(settings, monkeypatch):
     """Every task claims any due deliveries, so while WEBHOOK_MAX_WAITING_TASKS of them wait, another adds nothing
     (a burst used to queue a task per commit window, drained as no-ops after the backlog). A started task makes
