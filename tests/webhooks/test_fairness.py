@@ -249,9 +249,8 @@ def test_a_claim_costs_the_same_however_long_a_backlog_the_statistics_missed(org
     history and a nearly empty queue (autovacuum's ANALYZE comes after a tenth of a big table has changed, so not for
     a backlog), the planner took the queue for one row. It then found which subscriptions had due work by reading
     every due delivery, and locked the picked deliveries by walking the whole queue: every claim read the backlog
-    (bench.webhook_history, 10M rows of history and 400 pending: 1.5 x the claim's cost with no history; here, with
-    each spelling undone, 831 and 1,151 buffers against ~400). Each is now an index probe per subscription and per
-    delivery, whatever the estimate."""
+    (bench.webhook_history, 10M rows of history and 400 pending: 1.5 x the claim's cost with no history). Each is now
+    an index probe per subscription and per delivery, whatever the estimate."""
     subs = [make_subscription(org) for _ in range(20)]
     with connection.cursor() as cursor:
         _bulk(cursor, org, subs[0], 100_000, "succeeded")
@@ -264,7 +263,9 @@ def test_a_claim_costs_the_same_however_long_a_backlog_the_statistics_missed(org
         for sub in subs[1:]:
             _bulk(cursor, org, sub, 1_000, "pending")
         long = _claim_buffers(cursor)
-    assert long <= short * 1.2 + 20, (short, long)
+    # A deeper pending index costs a buffer more per probe (427 -> 508 here); a read of the backlog, thousands more
+    # (1,797 before; 1,151 with only the lock undone).
+    assert long <= short * 1.5, (short, long)
 
 
 @pytest.mark.django_db(transaction=True)
