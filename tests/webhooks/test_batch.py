@@ -258,18 +258,26 @@ def test_the_health_write_of_an_all_success_batch_rides_in_the_query_that_record
     assert health and all("INSERT INTO webhooks_deliveryattempt" in sql for sql in health), health
 
 
-def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_always_publishes(settings, monkeypatch):
+@pytest.fixture
+def queued_tasks(monkeypatch):
+    """The (ids, task id) of every deliver_batch task published, in order; the broker holds exactly these."""
+    queued = []
+    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async",
+                        lambda args, task_id, **kw: queued.append((args[0], task_id)))
+    monkeypatch.setattr(publisher, "_coalescer", None)
+    monkeypatch.setattr(publisher.waiting, "queued", lambda: len(queued))
+    return queued
+
+
+def test_no_task_is_published_while_enough_wait_on_the_broker_but_the_sweep_always_publishes(settings, monkeypatch,
+                                                                                             queued_tasks):
     """Every task claims any due deliveries, so while WEBHOOK_MAX_WAITING_TASKS of them wait, another adds nothing
     (a burst used to queue a task per commit window, drained as no-ops after the backlog). A started task makes
     room; a task not started within a minute (lost, or stuck) stops counting, and so does the count when the broker's
     queue does not hold that many (purged); the sweep, the safety net, is never spared."""
     settings.WEBHOOK_MAX_WAITING_TASKS = 2
     settings.WEBHOOK_BATCH_SIZE = 1
-    queued = []
-    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async",
-                        lambda args, task_id, **kw: queued.append((args[0], task_id)))
-    monkeypatch.setattr(publisher, "_coalescer", None)
-    monkeypatch.setattr(publisher.waiting, "queued", lambda: len(queued))  # the broker holds what was published
+    queued = queued_tasks
     assert publisher.publish(["a", "b", "c"], now=True) == 3
     assert [ids for ids, _ in queued] == [["a"], ["b"]]  # "c" is taken by either task waiting
     publisher.waiting.started(queued[0][1])
@@ -304,18 +312,15 @@ def test_the_waiting_tasks_are_counted_on_the_broker_itself():
         redis.stop()
 
 
-def test_the_sweep_publishes_as_many_tasks_as_there_is_room_for_beside_those_waiting(settings, monkeypatch):
+def test_the_sweep_publishes_as_many_tasks_as_there_is_room_for_beside_those_waiting(settings, monkeypatch,
+                                                                                     queued_tasks):
     """After an outage the sweep finds a backlog: one task per batch of it drained the backlog with the first few
     and left the rest to start, find nothing and stop (a tail of ~12% of the drain). Every task claims any due
     delivery, so the sweep's ids go to as many tasks as WEBHOOK_MAX_WAITING_TASKS leaves room for (at least one), in
     bigger batches; without a limit, one task per batch as before."""
     settings.WEBHOOK_MAX_WAITING_TASKS = 4
     settings.WEBHOOK_BATCH_SIZE = 10
-    queued = []
-    monkeypatch.setattr("webhooks.tasks.deliver_batch.apply_async",
-                        lambda args, task_id, **kw: queued.append((args[0], task_id)))
-    monkeypatch.setattr(publisher, "_coalescer", None)
-    monkeypatch.setattr(publisher.waiting, "queued", lambda: len(queued))
+    queued = queued_tasks
     backlog = [f"d{n}" for n in range(100)]
     monkeypatch.setattr("core.outbox.take_due", lambda due, **kw: backlog)
     assert publisher.sweep() == 100
