@@ -6,7 +6,7 @@ history does to the live queue while it runs.
    recent activity: 1,000 delivered events with their attempts in the last 24 hours (its stats and its log page).
 2. Each figure, median of many runs, with that live state alone ("empty history"), and the shared buffers the stats,
    the log page's and the claim's queries touch (EXPLAIN ANALYZE BUFFERS: the same each run, unlike milliseconds
-   here; BENCH_HISTORY_PLANS names a file for the claim's plans). The claim: the median of three series of 100, each
+   here; BENCH_HISTORY_PLANS names a file for their plans). The claim: the median of three series of 100, each
    on tables vacuumed of the previous series' rolled-back claims.
 3. History: half the rows deliveries and half attempts (one each), finished, over the last 90 days, to all 20
    subscriptions (the measured one's only older than 7 days, so its own windows hold the same activity as in 2:
@@ -109,6 +109,9 @@ def _buffers(cursor, sql, params) -> int:
     cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
     plan = cursor.fetchone()[0]
     plan = plan[0] if isinstance(plan, list) else plan
+    if os.environ.get("BENCH_HISTORY_PLANS"):
+        with open(os.environ["BENCH_HISTORY_PLANS"], "a") as out:
+            out.write(json.dumps(plan, indent=1) + "\n")
     touched = 0
     for part in (plan["Plan"], plan.get("Planning", {})):
         touched += part.get("Shared Hit Blocks", 0) + part.get("Shared Read Blocks", 0)
@@ -175,26 +178,17 @@ def measure(sub):
 
 
 def _claim_buffers() -> int:
-    """Shared buffers the claim's two statements touch, planned as the claim plans them (rolled back); their plans
-    go to $BENCH_HISTORY_PLANS when it names a file."""
+    """Shared buffers the claim's two statements touch, planned as the claim plans them (rolled back)."""
     from django.db import connection, transaction
 
     from webhooks.sender import _ARGUMENTS, _claim_params, _prepare_claims
 
     _, params = _claim_params([], 8)
-    touched = 0
     with connection.cursor() as cursor, transaction.atomic():
         _prepare_claims(cursor)
         cursor.execute("SET LOCAL plan_cache_mode TO force_custom_plan")
-        for name in ("webhooks_claim_lock_fair", "webhooks_claim_fair"):
-            cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {name}({_ARGUMENTS})", params)
-            plan = cursor.fetchone()[0]
-            plan = plan[0] if isinstance(plan, list) else plan
-            for part in (plan["Plan"], plan.get("Planning", {})):
-                touched += part.get("Shared Hit Blocks", 0) + part.get("Shared Read Blocks", 0)
-            if os.environ.get("BENCH_HISTORY_PLANS"):
-                with open(os.environ["BENCH_HISTORY_PLANS"], "a") as out:
-                    out.write(json.dumps(plan, indent=1) + "\n")
+        touched = sum(_buffers(cursor, f"EXECUTE {name}({_ARGUMENTS})", params)
+                      for name in ("webhooks_claim_lock_fair", "webhooks_claim_fair"))
         transaction.set_rollback(True)
     return touched
 

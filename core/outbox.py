@@ -279,19 +279,17 @@ class WaitingTasks:
 
     def enough(self) -> bool:
         limit = self.limit()
-        if limit <= 0:
-            return False
-        waiting = counters.recent_count(self.key, max_age=self.max_age)
-        return waiting is not None and waiting >= limit and (self.queued() or 0) >= limit
+        return limit > 0 and self._waiting() >= limit
 
     def room(self) -> int | None:
-        """How many more tasks are worth publishing now, at least 1: `limit()` less those waiting, as `enough` counts
-        them (at most what the broker's queue holds). None without a limit."""
+        """How many more tasks are worth publishing now, at least 1: `limit()` less those waiting. None without a
+        limit."""
         limit = self.limit()
-        if limit <= 0:
-            return None
-        waiting = min(counters.recent_count(self.key, max_age=self.max_age) or 0, self.queued() or 0)
-        return max(1, limit - waiting)
+        return max(1, limit - self._waiting()) if limit > 0 else None
+
+    def _waiting(self) -> int:
+        """The tasks counted as waiting, at most as many as the broker's queue holds (0 when either is unknown)."""
+        return min(counters.recent_count(self.key, max_age=self.max_age) or 0, self.queued() or 0)
 
     def add(self, task_id: str) -> None:
         counters.recent_add(self.key, task_id, max_age=self.max_age)

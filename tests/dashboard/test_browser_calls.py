@@ -61,14 +61,7 @@ def seed_two_weeks(org):
 def test_order_call_recording_and_cancel_reach_the_webhook_receiver(
     live_server, page, settings, tmp_path, celery_worker_factory  # noqa: F811
 ):
-    from django.db import connections
-
-    try:
-        walk(live_server, page, settings, tmp_path, celery_worker_factory)
-    finally:
-        # With Playwright's loop running, the ORM here uses a connection of its own context, which pytest-django
-        # does not close; left open, it would block the test database's teardown.
-        connections.close_all()
+    walk(live_server, page, settings, tmp_path, celery_worker_factory)
 
 
 def walk(live_server, page, settings, tmp_path, celery_worker_factory):  # noqa: F811

@@ -17,12 +17,7 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_send_a_test_event_then_follow_a_call_to_its_deliveries(live_server, page, settings):
-    from django.db import connections
-
-    try:
-        walk(live_server, page, settings)
-    finally:
-        connections.close_all()
+    walk(live_server, page, settings)
 
 
 def walk(live_server, page, settings):

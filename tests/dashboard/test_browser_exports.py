@@ -16,12 +16,7 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_export_csv_downloads_when_free_and_says_why_when_the_organization_is_exporting(live_server, page):
-    from django.db import connections
-
-    try:
-        walk(live_server, page)
-    finally:
-        connections.close_all()  # the ORM's connection of Playwright's context (see test_browser_calls)
+    walk(live_server, page)
 
 
 def walk(live_server, page):

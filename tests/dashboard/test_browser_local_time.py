@@ -20,12 +20,7 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_a_booking_shows_at_its_local_time_in_a_real_browser(live_server, page):
-    from django.db import connections
-
-    try:
-        walk(live_server, page)
-    finally:
-        connections.close_all()  # the ORM's connection of Playwright's context (see test_browser_calls)
+    walk(live_server, page)
 
 
 def walk(live_server, page):

@@ -46,6 +46,8 @@ def browser(no_persistent_db_connections):
 
 @pytest.fixture
 def page(browser):
+    from django.db import connections
+
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     new_page = context.new_page()
     new_page.set_default_timeout(15_000)
@@ -53,6 +55,9 @@ def page(browser):
         yield new_page
     finally:
         context.close()
+        # With Playwright's loop running, the test's ORM uses a connection of its own context, which pytest-django
+        # does not close; left open, it would block the test database's teardown.
+        connections.close_all()
 
 
 @pytest.fixture
