@@ -61,10 +61,6 @@ def seed_two_weeks(org):
 def test_order_call_recording_and_cancel_reach_the_webhook_receiver(
     live_server, page, settings, tmp_path, celery_worker_factory  # noqa: F811
 ):
-    walk(live_server, page, settings, tmp_path, celery_worker_factory)
-
-
-def walk(live_server, page, settings, tmp_path, celery_worker_factory):  # noqa: F811
     from playwright.sync_api import expect
 
     # Another origin than the one Chromium talks to (the API's host, say): the dashboard's player must not depend on it.

@@ -17,10 +17,6 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_send_a_test_event_then_follow_a_call_to_its_deliveries(live_server, page, settings):
-    walk(live_server, page, settings)
-
-
-def walk(live_server, page, settings):
     from playwright.sync_api import expect
 
     settings.WEBHOOK_ALLOW_LOCAL_URLS = True

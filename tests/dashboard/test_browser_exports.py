@@ -16,10 +16,6 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_export_csv_downloads_when_free_and_says_why_when_the_organization_is_exporting(live_server, page):
-    walk(live_server, page)
-
-
-def walk(live_server, page):
     from playwright.sync_api import expect
 
     org = OrganizationFactory(name="Export Pizzeria")

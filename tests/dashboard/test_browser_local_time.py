@@ -20,10 +20,6 @@ pytestmark = BROWSER_MARKS
 
 @pytest.mark.django_db(transaction=True)
 def test_a_booking_shows_at_its_local_time_in_a_real_browser(live_server, page):
-    walk(live_server, page)
-
-
-def walk(live_server, page):
     from playwright.sync_api import expect
 
     org = OrganizationFactory(name="Venice Tacos")
