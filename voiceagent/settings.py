@@ -154,8 +154,12 @@ CACHES = {
 }
 
 AUTH_PASSWORD_VALIDATORS = [
+    # Not too close to the account's own address (its local part is the first thing a guesser tries).
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+     "OPTIONS": {"user_attributes": ("username", "email", "first_name", "last_name")}},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Where the brakes (log-in, sign-up, reset, invitations) read the client's address (core/clientaddr.py):
 # behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
@@ -400,7 +404,10 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
         )
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+# HSTS on by default outside DEBUG (a year): a browser that once reached the dashboard over HTTPS never again tries
+# plain HTTP, where a network attacker could strip TLS. Django sends it on HTTPS answers only, so plain-HTTP setups
+# (make run, the test stack) are unaffected. SECURE_HSTS_SECONDS=0 opts out (a host that may go back to HTTP).
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 
 if _PROBLEMS:
