@@ -289,6 +289,10 @@ WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
 QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
+# Organizations a user may belong to and still create another, and create in any hour: each organization brings
+# quotas and shares of the fleet's places of its own, so one account must not multiply them at will.
+ORGS_PER_USER_MAX = env.int("ORGS_PER_USER_MAX", default=20)
+ORG_CREATIONS_PER_USER_PER_HOUR = env.int("ORG_CREATIONS_PER_USER_PER_HOUR", default=5)
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
