@@ -1,8 +1,9 @@
 """Signing up, logging in and out, and resetting a password: Django's auth views in the dashboard's layout, braked
 per client address and per account (attempts.py)."""
 
+import time
+
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model, login, password_validation, update_session_auth_hash
@@ -17,6 +18,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from core.errors import Conflict, ValidationFailed
+from notifications.services import notify_account_locked, notify_password_reset
 from orgs import services, verification
 
 from .. import verification_mail
@@ -270,7 +272,11 @@ class LoginView(AttemptLimitMixin, auth_views.LoginView):
         return response
 
     def form_invalid(self, form):
-        self.brake.failed()
+        failures = self.brake.failed()
+        if failures >= AccountBrake.FREE_FAILURES and self.brake.user_id and self.brake.first_notice():
+            owner = User.objects.filter(pk=self.brake.user_id, is_active=True).first()
+            if owner is not None:
+                notify_account_locked(user=owner, failures=failures, window=int(time.time()))
         if tried := self.request.POST.get("username", "").strip():  # the address tried; never the password
             services.account_audit(action="auth.sign_in_failed", email=tried)
         return super().form_invalid(form)
@@ -290,9 +296,9 @@ class LogoutView(auth_views.LogoutView):
         return super().post(request, *args, **kwargs)
 
 
-# Password reset: Django's own views, in the dashboard's auth layout. The e-mailed link is built on DASHBOARD_URL
-# (not the request's Host header), and the "check your inbox" page is the same whether or not the address has an
-# account. Invitations (accounts.py) send the same set-password link.
+# Password reset: Django's own views, in the dashboard's auth layout, but the mail goes through the notifications
+# outbox (PasswordResetView.form_valid). The e-mailed link is built on DASHBOARD_URL (not the request's Host header),
+# and the "check your inbox" page is the same whether or not the address has an account.
 
 
 class PasswordResetView(AttemptLimitMixin, auth_views.PasswordResetView):
@@ -303,19 +309,20 @@ class PasswordResetView(AttemptLimitMixin, auth_views.PasswordResetView):
     attempt_limit = 5
 
     def form_valid(self, form):
-        if not AccountBrake("password-reset", form.cleaned_data.get("email", "")).allow(5, 3600):
+        """Never mails from here: the reset mail goes through the notifications outbox, queued the same way for
+        any address (one audit entry, one outbox row, one task), and the worker finds the account and makes the
+        link, or drops the row (notifications.sender). So neither the answer nor its time says whether the
+        address has an account."""
+        email = login_username(form.cleaned_data.get("email", ""))
+        if not AccountBrake("password-reset", email).allow(5, 3600):
             return redirect(self.get_success_url())  # the same page as a sent reset: nothing is revealed
-        services.account_audit(action="auth.password_reset_requested", email=form.cleaned_data.get("email", ""))
-        return super().form_valid(form)
+        with transaction.atomic():
+            services.account_audit(action="auth.password_reset_requested", email=email)
+            notify_password_reset(email=email)
+        return redirect(self.get_success_url())
     template_name = "dashboard/auth/password_reset.html"
     form_class = PasswordResetForm
-    subject_template_name = "dashboard/auth/password_reset_subject.txt"
-    email_template_name = "dashboard/auth/password_reset_email.txt"
     success_url = reverse_lazy("dashboard:password-reset-done")
-
-    @property
-    def extra_email_context(self):
-        return {"dashboard_url": settings.DASHBOARD_URL}
 
 
 class PasswordResetDoneView(auth_views.PasswordResetDoneView):

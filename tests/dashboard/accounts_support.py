@@ -54,3 +54,13 @@ def confirm_through(client, code: str, password: str | None = NEW_PASSWORD, foll
     if password is not None:
         data.update(new_password1=password, new_password2=password)
     return client.post("/verify-email/", data, follow=follow)
+
+
+def send_account_mail() -> list[str]:
+    """Runs the e-mail worker's send for every pending account mail (password resets, lockout notices), as a
+    worker would after the request's commit; returns the results."""
+    from notifications.models import EmailNotification
+    from notifications.sender import send_notification
+
+    rows = EmailNotification.objects.filter(organization__isnull=True, status="pending").order_by("created_at")
+    return [send_notification(pk) for pk in rows.values_list("pk", flat=True)]
