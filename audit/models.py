@@ -119,6 +119,8 @@ class AuditVerification(models.Model):
     first_broken_id = models.UUIDField(null=True)
     error = models.CharField(max_length=200, null=True)
 
+    objects = AuditEventQuerySet.as_manager()  # the organization's, and nothing of it within a location scope
+
     class Meta:
         db_table = "audit_verification"
         indexes = [models.Index("organization_id", models.F("created_at").desc(), name="audit_verif_org_idx")]

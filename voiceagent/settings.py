@@ -268,10 +268,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-# The queues a worker started without `-Q` consumes: the default one and `maintenance` (audit sealing and
-# verification, which declare it on their tasks), so a backlog of either never waits behind the other.
+# The queues a worker started without `-Q` consumes: the default one and `maintenance` (the audit chain's sealing,
+# verification and purge), so a backlog of either never waits behind the other.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("maintenance")]
+CELERY_TASK_ROUTES = {"audit.*": {"queue": "maintenance"}}
 CELERY_BEAT_SCHEDULE = {}
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
@@ -318,6 +319,8 @@ AUDIT_CHAIN_KEY = env("AUDIT_CHAIN_KEY", default="")
 # `GET /v1/audit-events/verify` hashes at most this many entries per request (past the org's checkpoint); more
 # unverified than that and it checks this many, says `complete: false`, and a verification job does the rest.
 AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
+# A verification job with no progress for this long (its task lost with the broker) no longer blocks a new one.
+AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
 CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
 
