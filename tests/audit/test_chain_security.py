@@ -20,8 +20,6 @@ from audit.models import GENESIS_HASH, AuditChain, AuditEvent
 from audit.services import record
 from orgs.services import organization_update
 
-from .test_api import auditor, audit_key  # noqa: F401 - fixtures
-
 pytestmark = pytest.mark.django_db
 
 COLUMNS = ("id", "organization_id", "occurred_at", "action", "actor_type", "actor_id", "actor_label", "target_type",

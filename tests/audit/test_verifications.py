@@ -15,12 +15,10 @@ from orgs.services import organization_update
 from tests.support.celery_worker import purge_queue
 from tests.support.waiting import wait_until
 
-from .test_api import audit_key, auditor  # noqa: F401 - fixtures
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def poll(auditor, job_id, timeout=60):  # noqa: F811
+def poll(auditor, job_id, timeout=60):
     def finished():
         data = auditor.get(f"/v1/audit-events/verifications/{job_id}").json()["data"]
         return data if data["status"] in ("succeeded", "failed") else None
@@ -28,7 +26,7 @@ def poll(auditor, job_id, timeout=60):  # noqa: F811
     return wait_until(finished, timeout, f"verification {job_id} finished")
 
 
-def test_a_full_verification_runs_in_a_worker_and_is_polled_to_its_result(org, admin, auditor,  # noqa: F811
+def test_a_full_verification_runs_in_a_worker_and_is_polled_to_its_result(org, admin, auditor,
                                                                            celery_worker_factory):
     for i in range(5):
         organization_update(org=org, by=admin, name=f"Name {i}")
@@ -52,7 +50,7 @@ def test_a_full_verification_runs_in_a_worker_and_is_polled_to_its_result(org, a
 
 
 def test_a_verification_finds_a_change_before_the_checkpoint_and_verify_then_reports_it(
-        org, admin, auditor, celery_worker_factory):  # noqa: F811
+        org, admin, auditor, celery_worker_factory):
     for i in range(4):
         organization_update(org=org, by=admin, name=f"Name {i}")
     assert auditor.get("/v1/audit-events/verify").json()["data"]["intact"] is True  # the checkpoint at the head
