@@ -242,8 +242,10 @@ def test_wrong_scheme_case_is_401_and_changes_nothing(world, write_key, template
 
 
 @pytest.mark.parametrize(("template", "method"), WRITE_CASES)
-def test_read_key_on_a_write_is_403_and_changes_nothing(world, read_key, template, method):
-    client = client_with(f"Bearer {read_key[1]}")
+def test_read_key_on_a_write_is_403_and_changes_nothing(world, org, read_key, template, method):
+    # On the audit trail a read key with `audit` (without it, `audit` is what is missing: the test below).
+    plaintext = make_key(org, scope="read_audit")[1] if template in AUDIT else read_key[1]
+    client = client_with(f"Bearer {plaintext}")
     client.get("/v1/me")  # settle last_used_at first
     before = snapshot()
     response = request(client, method, template, world)
