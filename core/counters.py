@@ -422,6 +422,27 @@ def mark(name: str, value: str, *, ttl: float) -> None:
             _down(exc)
 
 
+def mark_once(name: str, *, ttl: float) -> bool | None:
+    """Sets `name` for `ttl` seconds unless it is set (SET NX PX, one round trip): True when this call set it, False
+    when it was set already, None when Redis cannot be reached (the caller decides what an unknown means)."""
+    if not _redis_ok():
+        return None
+    try:
+        return bool(_client().set(_name(name), "1", nx=True, px=int(ttl * 1000)))
+    except (RedisError, OSError) as exc:
+        _down(exc)
+        return None
+
+
+def unmark(name: str) -> None:
+    """Clears what `mark` or `mark_once` set; nothing when Redis cannot be reached (the TTL clears it)."""
+    if _redis_ok():
+        try:
+            _client().delete(_name(name))
+        except (RedisError, OSError) as exc:
+            _down(exc)
+
+
 def peek(counter: str) -> int:
     """The current count (0 when none)."""
     if _redis_ok():

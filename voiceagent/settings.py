@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -267,6 +268,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# The queues a worker started without `-Q` consumes: the default one and `maintenance` (the audit chain's sealing,
+# verification and purge), so a backlog of either never waits behind the other.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("maintenance")]
+CELERY_TASK_ROUTES = {"audit.*": {"queue": "maintenance"}}
 CELERY_BEAT_SCHEDULE = {}
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
@@ -307,6 +313,14 @@ CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idemp
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
+# The key the chain's MACs and the signed heads derive from (audit/keys.py); unset, it derives from SECRET_KEY, so
+# rotating SECRET_KEY would then fail every earlier entry's check: set it once and keep it (docs/api.md#audit-trail).
+AUDIT_CHAIN_KEY = env("AUDIT_CHAIN_KEY", default="")
+# `GET /v1/audit-events/verify` hashes at most this many entries per request (past the org's checkpoint); more
+# unverified than that and it checks this many, says `complete: false`, and a verification job does the rest.
+AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
+# A verification job with no progress for this long (its task lost with the broker) no longer blocks a new one.
+AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
 CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
 
