@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -268,6 +269,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULE = {}
+# Three queues, so a backlog in one never delays the others (README "Queues"): webhook deliveries, notification
+# e-mails, and maintenance (the sweeps, the purges, audit sealing; also whatever task names no route). Each is a
+# Redis list of its own, and the Procfile runs a worker per queue, so a million queued deliveries neither hold a
+# password-reset e-mail back nor starve the sweeps that re-enqueue lost work.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in ("deliveries", "email", "maintenance")]
+CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+CELERY_TASK_ROUTES = {
+    "webhooks.deliver_batch": {"queue": "deliveries"},
+    "notifications.send": {"queue": "email"},
+    "webhooks.sweep": {"queue": "maintenance"},
+    "webhooks.purge_delivery_log": {"queue": "maintenance"},
+    "notifications.sweep": {"queue": "maintenance"},
+    "calls.abandon_stale_calls": {"queue": "maintenance"},
+    "orgs.purge_idempotency_keys": {"queue": "maintenance"},
+    "audit.*": {"queue": "maintenance"},
+}
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
 WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=float, default=[])  # empty: the standard schedule
