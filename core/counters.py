@@ -473,6 +473,19 @@ def reset() -> None:
     _down_until = 0.0
 
 
+def redis_time() -> float:
+    """Redis's clock, in seconds since the epoch: the one every process agrees on where Redis decides (beat's
+    periods). Raises RedisError or OSError: the caller decides what not knowing means."""
+    seconds, micros = _client().time()
+    return seconds + micros / 1_000_000
+
+
+def claim(name: str, holder: str, *, ttl: float) -> bool:
+    """Creates `name` (SET NX PX) holding `holder` for `ttl` seconds: True for the one caller that created it, False
+    while it exists. Raises RedisError or OSError (no fallback: a claim only Redis can arbitrate)."""
+    return bool(_client().set(_name(name), holder, nx=True, px=max(1, int(ttl * 1000))))
+
+
 # A set of recent members (a sorted set scored by when each was added): what is in it and younger than `max_age`
 # seconds. Members older than that are dropped as presumed lost, so a member whose removal never came (a process
 # killed in between) costs nothing after `max_age`.

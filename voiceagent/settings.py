@@ -268,7 +268,23 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Beat without a state file, safe to run on every machine (voiceagent/beat.py): each entry runs once per period of
+# Redis's clock, claimed in Redis, whatever the number of beats; a beat on a fresh machine keeps the schedule.
+CELERY_BEAT_SCHEDULER = "voiceagent.beat:ClaimingScheduler"
 CELERY_BEAT_SCHEDULE = {}
+DAY = 24 * 3600
+
+
+def _periodic(name: str, task: str, every: float, *, time_limit: float) -> None:
+    """A beat entry every `every` seconds. A run that has not started within its period is superseded by the next
+    one (`expires`), so a stopped worker does not come back to a pile of stale sweeps; `time_limit` seconds into a run
+    the task is told to stop (soft limit: purges stop between batches), and 30 s later its process is killed."""
+    CELERY_BEAT_SCHEDULE[name] = {
+        "task": task, "schedule": every,
+        "options": {"expires": every, "soft_time_limit": time_limit, "time_limit": time_limit + 30},
+    }
+
+
 # Three queues, so a backlog in one never delays the others (README "Queues"): webhook deliveries, notification
 # e-mails, and maintenance (the sweeps, the purges, audit sealing; also whatever task names no route). Each is a
 # Redis list of its own, and the Procfile runs a worker per queue, so a million queued deliveries neither hold a
@@ -314,26 +330,24 @@ EXPORT_PLACE_TTL_SECONDS = env.float("EXPORT_PLACE_TTL_SECONDS", default=60.0)
 # gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
 # `--workers` given on the command line counts too).
 WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))
-CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
-CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_delivery_log", "schedule": 24 * 3600}
+_periodic("webhooks-sweep", "webhooks.sweep", WEBHOOK_SWEEP_INTERVAL_SECONDS, time_limit=60)
+_periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, time_limit=3600)
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
-CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
-CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
+_periodic("calls-abandon-stale", "calls.abandon_stale_calls", 60, time_limit=60)
+_periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
-CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
-CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
+_periodic("audit-seal-pending", "audit.seal_pending", 10, time_limit=60)
+_periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default
 NOTIFICATION_REENQUEUE_AFTER_SECONDS = env.float("NOTIFICATION_REENQUEUE_AFTER_SECONDS", default=30)
 NOTIFICATION_SWEEP_INTERVAL_SECONDS = env.float("NOTIFICATION_SWEEP_INTERVAL_SECONDS", default=5)
-CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
-    "task": "notifications.sweep", "schedule": NOTIFICATION_SWEEP_INTERVAL_SECONDS,
-}
+_periodic("notifications-sweep", "notifications.sweep", NOTIFICATION_SWEEP_INTERVAL_SECONDS, time_limit=60)
 # Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
 # connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)

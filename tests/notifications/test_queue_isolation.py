@@ -1,4 +1,4 @@
-"""A backlog on one queue never delays another: with thousands of delivery tasks queued ahead of it, a callback
+"""A backlog on one queue never delays another: with a thousand delivery tasks queued ahead of it, a callback
 request's e-mail is sent within seconds by a worker that consumes every queue (the test workers' default, the
 harder case: the Procfile gives each queue workers of its own), while most of the backlog is still waiting."""
 
