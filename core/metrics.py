@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from celery import current_app
 from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.views.decorators.cache import never_cache
@@ -54,10 +55,8 @@ def observe(request, status: int, seconds: float) -> None:
 def _queue_length() -> dict[str, float]:
     """Messages waiting in each Celery queue (CELERY_TASK_QUEUES), NaN each when the broker cannot be read."""
     names = [queue.name for queue in settings.CELERY_TASK_QUEUES]
-    from voiceagent.celery import app
-
     try:
-        with app.pool.acquire(block=True, timeout=0.5) as conn:
+        with current_app.pool.acquire(block=True, timeout=0.5) as conn:
             client = conn.default_channel.client
             return {name: float(client.llen(name)) for name in names}
     except Exception:  # noqa: BLE001 - a scrape reports what it cannot read as unknown

@@ -20,7 +20,10 @@ env = environ.Env()
 if not os.environ.get("VOICEAGENT_IGNORE_DOTENV"):  # the test settings set it
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 environ.Env.read_env(VAR_DIR / "embedded.env", overwrite=False)  # present only while embedded servers run
-for _name in ("DATABASE_URL", "REDIS_URL"):
+# Redis behind Sentinel (README "Redis with Sentinel"): REDIS_SENTINELS=host:port,host:port and
+# REDIS_SENTINEL_MASTER name where the cache, the counters and the broker find the primary; REDIS_URL is then unused.
+REDIS_SENTINELS = env("REDIS_SENTINELS", default="").strip()
+for _name in ("DATABASE_URL", *(() if REDIS_SENTINELS else ("REDIS_URL",))):
     if not env(_name, default=""):
         raise ImproperlyConfigured(
             f"{_name} is not set. `make run` and `make test` start embedded PostgreSQL and Redis themselves; "
@@ -142,7 +145,7 @@ DATABASES["default"]["ENGINE"] = "voiceagent.postgresql"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env("REDIS_URL")
+REDIS_URL = env("REDIS_URL", default="")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -153,6 +156,27 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="")
+REDIS_SENTINEL_DB = env.int("REDIS_SENTINEL_DB", default=0)
+REDIS_SENTINEL_ADDRESSES: list[tuple[str, int]] = []
+if REDIS_SENTINELS:
+    from voiceagent.redis_sentinel import parse_sentinels
+
+    # Refused at once, DEBUG or not: a wrong list would leave every process without Redis, and say so only as
+    # a stream of connection errors.
+    try:
+        REDIS_SENTINEL_ADDRESSES = parse_sentinels(REDIS_SENTINELS)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"REDIS_SENTINELS cannot be parsed ({exc}): give host:port,host:port.") from None
+    if not REDIS_SENTINEL_MASTER:
+        raise ImproperlyConfigured("REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER, the monitored primary's name, "
+                                   "is not.")
+    CACHES["default"].update({
+        "BACKEND": "voiceagent.redis_sentinel.SentinelRedisCache",
+        "LOCATION": f"sentinel://{REDIS_SENTINEL_MASTER}/{REDIS_SENTINEL_DB}",
+        "OPTIONS": {**CACHES["default"]["OPTIONS"], "sentinels": REDIS_SENTINEL_ADDRESSES,
+                    "master": REDIS_SENTINEL_MASTER, "db": REDIS_SENTINEL_DB},
+    })
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -257,6 +281,16 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+if REDIS_SENTINELS:
+    # kombu's sentinel transport: every (re)connection asks the sentinels for the primary.
+    CELERY_BROKER_URL = ";".join(
+        f"sentinel://{f'[{host}]' if ':' in host else host}:{port}/{REDIS_SENTINEL_DB}"
+        for host, port in REDIS_SENTINEL_ADDRESSES
+    )
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({
+        "master_name": REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+    })
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # How long a publish may wait for the broker in all (kombu retries within it). A web request publishes after its
 # commit: with the broker gone, the first publish waits this long, then the outbox's breaker skips publishing (the
