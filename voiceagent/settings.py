@@ -309,13 +309,19 @@ CELERY_BEAT_SCHEDULE = {}
 DAY = 24 * 3600
 
 
+PERIODIC_EXPIRES_AT_LEAST = 60
+
+
 def _periodic(name: str, task: str, every: float, *, time_limit: float) -> None:
-    """A beat entry every `every` seconds. A run that has not started within its period is superseded by the next
-    one (`expires`), so a stopped worker does not come back to a pile of stale sweeps; `time_limit` seconds into a run
-    the task is told to stop (soft limit: purges stop between batches), and 30 s later its process is killed."""
+    """A beat entry every `every` seconds. A run that has not started within its period (or a minute, whichever is
+    longer) is dropped (`expires`), so a stopped worker does not come back to a pile of stale sweeps. Celery checks
+    an expiry against the worker's own clock: with a second's expiry, a worker whose clock ran 30 s ahead dropped
+    every sweep it took, so the minute is what clocks may disagree by. `time_limit` seconds into a run the task is
+    told to stop (soft limit: purges stop between batches), and 30 s later its process is killed."""
     CELERY_BEAT_SCHEDULE[name] = {
         "task": task, "schedule": every,
-        "options": {"expires": every, "soft_time_limit": time_limit, "time_limit": time_limit + 30},
+        "options": {"expires": max(every, PERIODIC_EXPIRES_AT_LEAST), "soft_time_limit": time_limit,
+                    "time_limit": time_limit + 30},
     }
 
 

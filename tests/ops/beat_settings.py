@@ -7,4 +7,3 @@ from voiceagent.test_settings import CELERY_BEAT_SCHEDULE, DAY
 for _entry in CELERY_BEAT_SCHEDULE.values():
     if _entry["schedule"] < DAY:
         _entry["schedule"] = 1
-        _entry["options"] = {**_entry["options"], "expires": 1}

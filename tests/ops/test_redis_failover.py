@@ -22,7 +22,7 @@ from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.cluster, pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("cluster")]
 
 FAST = {
     "WEBHOOK_ALLOW_LOCAL_URLS": "1",
