@@ -7,7 +7,7 @@ PORT ?= 8000
 PYTEST_WORKERS ?= 2
 WITH_SERVICES := $(BIN)/python scripts/embedded.py --
 
-.PHONY: run serve test lint bench venv fmt clean lock audit
+.PHONY: run serve test lint bench venv fmt clean lock audit cluster-drill
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ serve:
 test: venv
 	mkdir -p var
 	$(WITH_SERVICES) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# Several processes of each kind on this machine (tests/cluster/test_drill.py): haproxy, two web nodes, two workers
+# (one 30 s ahead), two beats, PgBouncer, Redis with Sentinel failed over mid-run, a worker killed; prints its figures.
+cluster-drill: venv
+	mkdir -p var
+	$(WITH_SERVICES) $(BIN)/pytest -n 0 -p no:randomly -s -m cluster tests/cluster $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .
