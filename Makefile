@@ -32,13 +32,14 @@ serve:
 
 test: venv
 	mkdir -p var
-	$(WITH_SERVICES) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(WITH_SERVICES) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not cluster" $(PYTEST_ARGS)
 
-# Several processes of each kind on this machine (tests/cluster/test_drill.py): haproxy, two web nodes, two workers
-# (one 30 s ahead), two beats, PgBouncer, Redis with Sentinel failed over mid-run, a worker killed; prints its figures.
+# The tests marked `cluster`, which `make test` leaves out (minutes each; CI runs them once): several processes of each
+# kind on this machine (tests/cluster/test_drill.py: haproxy, two web nodes, two workers, one 30 s ahead, two beats,
+# PgBouncer, Redis with Sentinel failed over mid-run, a worker killed; it prints its figures) and the Sentinel failovers.
 cluster-drill: venv
 	mkdir -p var
-	$(WITH_SERVICES) $(BIN)/pytest -n 0 -p no:randomly -s -m cluster tests/cluster $(PYTEST_ARGS)
+	$(WITH_SERVICES) $(BIN)/pytest -n 0 -s -m cluster tests $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .
