@@ -179,8 +179,12 @@ if REDIS_SENTINELS:
     })
 
 AUTH_PASSWORD_VALIDATORS = [
+    # Not too close to the account's own address (its local part is the first thing a guesser tries).
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+     "OPTIONS": {"user_attributes": ("username", "email", "first_name", "last_name")}},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Where the brakes (log-in, sign-up, reset, invitations) read the client's address (core/clientaddr.py):
 # behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
@@ -358,6 +362,10 @@ WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
 QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
+# Organizations a user may belong to and still create another, and create in any hour: each organization brings
+# quotas and shares of the fleet's places of its own, so one account must not multiply them at will.
+ORGS_PER_USER_MAX = env.int("ORGS_PER_USER_MAX", default=20)
+ORG_CREATIONS_PER_USER_PER_HOUR = env.int("ORG_CREATIONS_PER_USER_PER_HOUR", default=5)
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
@@ -479,7 +487,10 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
         )
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+# HSTS on by default outside DEBUG (a year): a browser that once reached the dashboard over HTTPS never again tries
+# plain HTTP, where a network attacker could strip TLS. Django sends it on HTTPS answers only, so plain-HTTP setups
+# (make run, the test stack) are unaffected. SECURE_HSTS_SECONDS=0 opts out (a host that may go back to HTTP).
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 
 if _PROBLEMS:
