@@ -186,13 +186,14 @@ class Scan:
     # -- the scan -----------------------------------------------------------------------------------------------
 
     def _scan(self) -> None:
+        if BANK in self.kinds:
+            self._ibans()  # before the cards: an IBAN's digits may pass the Luhn check
         chains = self._chains()
         if CARD in self.kinds:
             for chain in chains:
                 self._cards(chain)
             self._card_keywords()
         if BANK in self.kinds:
-            self._ibans()
             self._routing_and_accounts()
         if GOVERNMENT_ID in self.kinds:
             self._government_ids(chains)
@@ -248,6 +249,10 @@ class Scan:
             chain: list[_Run] | None = None
             for position, items in enumerate(turn.runs):
                 run = _Run(index, items)
+                if self._referenced(index, items[0]):  # an order number is never the rest of a card
+                    chain = [run]
+                    chains.append(chain)
+                    continue
                 if chain is not None and turn.words_between(chain[-1].items[-1].next_token, items[0].token) <= 4:
                     chain.append(run)
                     continue
@@ -265,33 +270,50 @@ class Scan:
         return chains
 
     def _cards(self, chain: list[_Run]) -> None:
-        flat = [(run.turn, item, k == 0, k == len(run.items) - 1)
-                for run in chain for k, item in enumerate(run.items)]
+        """Cards in a chain: a window of 13 to 19 digits that starts where a number starts (a card is not said from
+        the middle of a longer number) and passes the Luhn check (and, when it is a part of a longer number, looks
+        like a card some network issues). Then the expiry and code said right after it in the same turn."""
+        flat = [(run, k) for run in chain for k in range(len(run.items))]
         i = 0
         while i < len(flat):
+            run, k = flat[i]
+            if k != 0 or self._referenced(run.turn, run.items[0]):
+                i += 1
+                continue
             best, digits = None, ""
             for j in range(i, len(flat)):
-                digits += flat[j][1].digits
+                digits += flat[j][0].items[flat[j][1]].digits
                 if len(digits) > 19:
                     break
-                if len(digits) >= 13 and detect.is_card(digits):
-                    best = j
-            if best is None or not self._free([(t, it) for t, it, _, _ in flat[i:best + 1]]):
+                if len(digits) < 13:
+                    continue
+                whole = flat[j][1] == len(flat[j][0].items) - 1
+                if flat[j][0] is run:  # one number as said: the Luhn check alone, or a card's shape for a part
+                    card = detect.is_card(digits, branded=not whole)
+                else:  # numbers joined over words or turns: groups of a card's size, and a card's shape
+                    card = whole and digits[0] in "23456" and detect.is_card(digits, branded=False) and all(
+                        len(r.digits) >= 4 for r in {id(r): r for r, _ in flat[i:j]}.values())
+                if card and (best is None or flat[best][0] is not run or flat[j][0] is run):
+                    best = j  # a card within the number as said wins over one joined with the next
+            pairs = [(r.turn, r.items[n]) for r, n in flat[i:best + 1]] if best is not None else []
+            if best is None or not self._free(pairs):
                 i += 1
                 continue
-            whole = flat[i][2] and flat[best][3]
-            if not whole and self._referenced(flat[i][0], flat[i][1]):
+            group = self._take(pairs, CARD)
+            i = best + 1
+            last_run, last = flat[best]
+            turn = self.turns[last_run.turn]
+            extra, previous = [], last_run.items[last]
+            while i < len(flat) and flat[i][0].turn == last_run.turn:
+                item = flat[i][0].items[flat[i][1]]
+                if sum(len(it.digits) for _, it in extra) + len(item.digits) > 8 or (
+                        turn.words_between(previous.next_token, item.token) > 2):
+                    break
+                extra.append((last_run.turn, item))
+                previous = item
                 i += 1
-                continue
-            group = self._take([(t, it) for t, it, _, _ in flat[i:best + 1]], CARD)
-            # The expiry and security code said right after it: up to 8 more digits of the same chain.
-            extra, k = 0, best + 1
-            while k < len(flat) and extra + len(flat[k][1].digits) <= 8 and flat[k][0] - flat[best][0] <= 3:
-                extra += len(flat[k][1].digits)
-                k += 1
-            if k > best + 1 and self._free([(t, it) for t, it, _, _ in flat[best + 1:k]]):
-                self._take([(t, it) for t, it, _, _ in flat[best + 1:k]], CARD, group)
-            i = k
+            if extra and self._free(extra):
+                self._take(extra, CARD, group)
 
     def _runs_after(self, index: int, token: int, *, words: int = 8) -> list[_Run]:
         """The runs of turn `index` that start within `words` words after token `token`; when the turn says no
@@ -359,13 +381,17 @@ class Scan:
                 if detect.is_routing(digits_of(items)) and self._free(pairs) and self._context(index, _BANK):
                     routed.append((index, self._take(pairs, BANK)))
         for index, turn in enumerate(self.turns):
-            if not self._context(index, _ACCOUNT, back=1):
+            asked = index > 0 and turn.speaker == "caller" and self.turns[index - 1].has(_ACCOUNT)
+            if not turn.has(_ACCOUNT) and not asked:
                 continue
             near = [group for at, group in routed if at - 2 <= index <= at + 3]
             if not near and not self._context(index, _BANK, back=2):
                 continue
             for items in turn.runs:
                 pairs = [(index, item) for item in items]
+                # Asked in the turn before: the answer starts the turn ("It's 1234...", not "call us at ...").
+                if not turn.has(_ACCOUNT) and turn.words_between(0, items[0].token) > 4:
+                    continue
                 if 4 <= len(digits_of(items)) <= 17 and self._free(pairs) and not self._referenced(index, items[0]):
                     self._take(pairs, BANK, near[0] if near else None)
 
@@ -461,6 +487,8 @@ class Scan:
                     digits = "".join(run.digits for run in runs_)
                     if not 7 <= len(digits) <= 15 or not self._free(pairs):
                         continue
+                    if len(runs_) > 1 and any(len(run.digits) < 3 for run in runs_):
+                        continue  # a number said in parts says them in groups (area code, exchange, line)
                     head = runs_[0]
                     if self._referenced(head.turn, head.items[0]):
                         continue

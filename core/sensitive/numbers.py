@@ -86,6 +86,8 @@ def item_at(tokens: list[Token], index: int) -> Item | None:
     """The digit item starting at token `index`, or None."""
     token = tokens[index]
     if token.kind == "digits":
+        if _glued(tokens, index):
+            return None  # part of a code ("J6722063", an IBAN's "GB62HRLZ2520..."), not a number said alone
         return Item(token.text, token.start, token.end, index, index + 1, False)
     if token.kind != "word":
         return None
@@ -117,6 +119,15 @@ def item_at(tokens: list[Token], index: int) -> Item | None:
     if digits is None:
         return None
     return Item(digits, token.start, tokens[after - 1].end, index, after, True)
+
+
+def _glued(tokens: list[Token], index: int) -> bool:
+    token = tokens[index]
+    before = tokens[index - 1] if index else None
+    after = tokens[index + 1] if index + 1 < len(tokens) else None
+    return ((before is not None and before.kind == "word" and before.end == token.start)
+            or (after is not None and after.kind == "word" and after.start == token.end
+                and after.text not in ("st", "nd", "rd", "th", "s", "am", "pm")))
 
 
 def _near_digits(tokens: list[Token], index: int) -> bool:
