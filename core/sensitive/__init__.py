@@ -70,7 +70,7 @@ def _phrases(phrases) -> re.Pattern:
 _CVV, _SSN, _ID, _BANK, _ACCOUNT, _DOB = (
     _phrases(words) for words in (_CVV_WORDS, _SSN_WORDS, _ID_WORDS, _BANK_WORDS, _ACCOUNT_WORDS, _DOB_WORDS))
 _REFERENCE_WORDS = frozenset({"order", "confirmation", "reference", "ref", "tracking", "invoice", "ticket",
-                              "booking", "reservation", "receipt", "transaction", "case", "table", "room", "item",
+                              "booking", "reservation", "receipt", "transaction", "case", "table", "room",
                               "sku", "code", "pin", "zip", "model", "serial", "extension", "ext", "policy",
                               "member", "loyalty", "rewards", "coupon", "promo", "voucher", "gift"})
 _MONTHS = {name: i for i, names in enumerate((
@@ -141,6 +141,9 @@ class Scan:
         self.spans: list[Span] = []
         self._used: set[tuple[int, int]] = set()  # (turn, token index) of items already taken
         self._group = 0
+        # What each detection was (its digits, or its text folded), to count a value said twice once. Kept in memory
+        # for the length of the scan only.
+        self._values: dict[int, tuple[str, str]] = {}
         self._scan()
         self._by_turn: dict[int, list[Span]] = {}
         for span in self.spans:
@@ -153,10 +156,16 @@ class Scan:
         return frozenset(span.kind for span in self.spans)
 
     @property
+    def found(self) -> set[tuple[str, str]]:
+        """(kind, value) of each redacted detection: a card with its expiry and code is one, a value said twice
+        (the caller, then the agent reading it back) is one."""
+        groups = {span.group for span in self.spans if span.kind in self.policy.kinds}
+        return {self._values[group] for group in groups}
+
+    @property
     def counts(self) -> dict[str, int]:
-        """Detections per redacted kind (a card with its expiry and code is one)."""
-        groups = {(span.kind, span.group) for span in self.spans if span.kind in self.policy.kinds}
-        return dict(sorted(Counter(kind for kind, _ in groups).items()))
+        """Distinct detections per redacted kind."""
+        return dict(sorted(Counter(kind for kind, _ in self.found).items()))
 
     def text(self, index: int) -> str:
         return _render(self.turns[index].text, self._redacted(index), 0, len(self.turns[index].text))
@@ -214,7 +223,9 @@ class Scan:
         return not any((turn, item.token) in self._used for turn, item in run_items)
 
     def _take(self, run_items: list[tuple[int, Item]], kind: str, group: int | None = None) -> int:
-        group = group or self._new_group()
+        if group is None:
+            group = self._new_group()
+            self._values[group] = (kind, "".join(item.digits for _, item in run_items))
         for turn, item in run_items:
             # One span an item: words between two items of one number ("expires") stay; _render joins the spans
             # that only separators part.
@@ -228,7 +239,9 @@ class Scan:
     def _add_chars(self, turn: int, start: int, end: int, kind: str, group: int | None = None) -> None:
         if self._overlaps(turn, start, end):
             return
-        group = group or self._new_group()
+        if group is None:
+            group = self._new_group()
+            self._values[group] = (kind, " ".join(self.turns[turn].text[start:end].lower().split()))
         self.spans.append(Span(turn, start, end, kind, group))
         for index, token in enumerate(self.turns[turn].tokens):
             if token.start < end and start < token.end:
@@ -303,16 +316,25 @@ class Scan:
             i = best + 1
             last_run, last = flat[best]
             turn = self.turns[last_run.turn]
-            extra, previous = [], last_run.items[last]
-            while i < len(flat) and flat[i][0].turn == last_run.turn:
-                item = flat[i][0].items[flat[i][1]]
-                if sum(len(it.digits) for _, it in extra) + len(item.digits) > 8 or (
-                        turn.words_between(previous.next_token, item.token) > 2):
-                    break
-                extra.append((last_run.turn, item))
-                previous = item
+            # The expiry and security code said right after it, in the same turn: the rest of its number, then whole
+            # numbers of an expiry's or a code's size with at most two words before each ("expires", "code").
+            extra = [(last_run.turn, item) for item in last_run.items[last + 1:]]
+            taken = sum(len(item.digits) for _, item in extra)
+            previous = last_run.items[-1]
+            while i < len(flat) and flat[i][1] != 0:
                 i += 1
-            if extra and self._free(extra):
+            while taken <= 8 and i < len(flat) and flat[i][0].turn == last_run.turn:
+                following = flat[i][0]
+                digits = following.digits
+                if turn.words_between(previous.next_token, following.items[0].token) > 2 or not (
+                        3 <= len(digits) <= 4 or (len(digits) == 6 and 1 <= int(digits[:2]) <= 12)) or (
+                        taken + len(digits) > 8):
+                    break
+                extra += [(following.turn, item) for item in following.items]
+                taken += len(digits)
+                previous = following.items[-1]
+                i += len(following.items)
+            if extra and taken <= 8 and self._free(extra):
                 self._take(extra, CARD, group)
 
     def _runs_after(self, index: int, token: int, *, words: int = 8) -> list[_Run]:
@@ -355,8 +377,7 @@ class Scan:
                     if not self._free(pairs) or self._referenced(run.turn, run.items[0]):
                         continue
                     if month is not None and run.turn == index and len(digits) in (2, 4):
-                        group = self._new_group()
-                        self._add_chars(index, turn.tokens[month].start, run.items[-1].end, CARD, group)
+                        self._add_chars(index, turn.tokens[month].start, run.items[-1].end, CARD)
                         break
                     if 3 <= len(digits) <= 4 or (len(digits) in (4, 6) and 1 <= int(digits[:2]) <= 12):
                         self._take(pairs, CARD)
@@ -546,14 +567,19 @@ def redact_text(text: str, policy: Policy) -> str:
 
 @dataclass
 class Tally:
-    """What one write redacted across its texts: detections per kind and the kinds heard (redacted or not)."""
+    """What one write redacted across its texts: distinct detections per kind (a card in the transcript and the
+    summary is one) and the kinds heard (redacted or not)."""
 
-    counts: Counter = field(default_factory=Counter)
+    found: set = field(default_factory=set)
     heard: set = field(default_factory=set)
 
     def add(self, scan: Scan) -> None:
-        self.counts.update(scan.counts)
+        self.found |= scan.found
         self.heard |= scan.heard
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(kind for kind, _ in self.found).items()))
 
 
 class Redactor:
