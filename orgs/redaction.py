@@ -14,7 +14,7 @@ from core.sensitive import DETECTOR_VERSION, KINDS, Policy
 from core.tenancy import ScopeForbidden, location_ids_of
 
 from .models import Organization
-from .services import require_admin
+from .services import _keys_reread, require_admin
 
 FIELDS = ("kinds", "keep_recordings_with_sensitive_data")
 
@@ -81,4 +81,5 @@ def redaction_policy_update(*, org: Organization, by=None, **changes) -> Organiz
         locked.save(update_fields=[*cleaned, "updated_at"])
     if diff := audit.diff(before, {shown.get(field, field): value for field, value in cleaned.items()}):
         audit.record(org=locked, action="privacy.redaction_updated", target=locked, changes=diff)
+        _keys_reread(locked)  # keys cache their organization: the next request reads the new policy
     return locked

@@ -71,7 +71,7 @@ _CVV, _SSN, _ID, _BANK, _ACCOUNT, _DOB = (
     _phrases(words) for words in (_CVV_WORDS, _SSN_WORDS, _ID_WORDS, _BANK_WORDS, _ACCOUNT_WORDS, _DOB_WORDS))
 _REFERENCE_WORDS = frozenset({"order", "confirmation", "reference", "ref", "tracking", "invoice", "ticket",
                               "booking", "reservation", "receipt", "transaction", "case", "table", "room",
-                              "sku", "code", "pin", "zip", "model", "serial", "extension", "ext", "policy",
+                              "sku", "pin", "zip", "model", "serial", "extension", "ext", "policy",
                               "member", "loyalty", "rewards", "coupon", "promo", "voucher", "gift"})
 _MONTHS = {name: i for i, names in enumerate((
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
