@@ -12,12 +12,14 @@ Usage: `scan = Scan(turns, policy)` over a transcript (`[(speaker, text)]`), the
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from . import detect
-from .numbers import FILLERS, MAY_HOLD_NUMBER, SEPARATORS, Item, Token, digits_of, runs, tokenize
+from .numbers import FILLERS, SEPARATORS, Item, Token, digits_of, may_hold_number, runs, tokenize
 
 # Bumped whenever a change finds more or less in the same words: stored calls at an older version are scanned again
 # by `manage.py redact_stored_calls`.
@@ -85,15 +87,19 @@ _DATE_GLUE = frozenset({"of", "the", "in", "on"})
 _TENS_WORDS = frozenset({"twenty", "thirty"})
 
 
+_UNFOLDED = re.compile(r"\s{2,}|[^\S ]")
+
+
 class _Turn:
     """One turn's text, its tokens and numbers; tokenized only when it may hold a number or a keyword asks."""
 
-    __slots__ = ("_runs", "_tokens", "_word_at", "speaker", "text")
+    __slots__ = ("_folded", "_has", "_runs", "_tokens", "_word_at", "speaker", "text")
 
     def __init__(self, speaker: str, text: str):
         self.speaker = speaker
         self.text = text
-        self._tokens = self._runs = self._word_at = None
+        self._tokens = self._runs = self._word_at = self._folded = None
+        self._has: dict = {}
 
     @property
     def tokens(self) -> list[Token]:
@@ -104,11 +110,43 @@ class _Turn:
     @property
     def runs(self) -> list[list[Item]]:
         if self._runs is None:
-            self._runs = runs(self.tokens) if MAY_HOLD_NUMBER.search(self.text) else []
+            self._runs = runs(self.tokens) if self.may_hold_number else []
         return self._runs
 
+    @property
+    def may_hold_number(self) -> bool:
+        found = self._has.get(may_hold_number)
+        if found is None:
+            found = self._has[may_hold_number] = may_hold_number(self.text)
+        return found
+
     def has(self, pattern: re.Pattern) -> bool:
-        return pattern.search(self.text) is not None
+        found = self._has.get(pattern)
+        if found is None:
+            found = self._has[pattern] = pattern.search(self.text) is not None
+        return found
+
+    @property
+    def folded(self) -> tuple[str, list[int]]:
+        """The text lowercased with every run of whitespace one space (as quotes are compared), and for each of its
+        characters the position it came from."""
+        if self._folded is None and not _UNFOLDED.search(self.text) and len(lowered := self.text.lower()) == len(
+                self.text):
+            self._folded = (lowered, None)  # the common case: folding only lowers the case
+        if self._folded is None:
+            chars, where, space = [], [], False
+            for position, character in enumerate(self.text):
+                if character.isspace():
+                    if not space:
+                        chars.append(" ")
+                        where.append(position)
+                    space = True
+                    continue
+                space = False
+                chars.append(character.lower())
+                where.append(position)
+            self._folded = ("".join(chars), where)
+        return self._folded
 
     def words_between(self, first: int, last: int) -> int:
         """Word tokens in tokens[first:last]."""
@@ -138,6 +176,9 @@ class Scan:
         self.policy = policy
         self.kinds = frozenset(policy.kinds) | (detect_kinds or frozenset())
         self.turns = [_Turn(speaker, text) for speaker, text in turns]
+        self._joined = "\x00".join(turn.text for turn in self.turns)
+        self._starts = list(itertools.accumulate((len(turn.text) + 1 for turn in self.turns[:-1]), initial=0))
+        self._said: dict[re.Pattern, frozenset[int]] = {}
         self.spans: list[Span] = []
         self._used: set[tuple[int, int]] = set()  # (turn, token index) of items already taken
         self._group = 0
@@ -177,14 +218,16 @@ class Scan:
         """`quote` of the transcript, redacted as the turn it comes from: found in a turn (case and runs of
         whitespace aside, as the verification compares them), it becomes that part of the redacted turn, widened
         over any redacted span it cuts into; found nowhere, it is redacted on its own."""
-        words = quote.split()
-        if words:
-            pattern = re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
+        needle = " ".join(quote.split()).lower()
+        if needle and not any(span.kind in self.policy.kinds for span in self.spans):
+            return redact_text(quote, self.policy)  # nothing redacted in the turns: the quote alone may hold something
+        if needle:
             for index, turn in enumerate(self.turns):
-                match = pattern.search(turn.text)
-                if match is None:
+                folded, where = turn.folded
+                at = folded.find(needle)
+                if at < 0:
                     continue
-                start, end = match.span()
+                start, end = (where[at], where[at + len(needle) - 1] + 1) if where else (at, at + len(needle))
                 spans = self._redacted(index)
                 for span in spans:
                     if span.start < end and start < span.end:
@@ -195,6 +238,8 @@ class Scan:
     # -- the scan -----------------------------------------------------------------------------------------------
 
     def _scan(self) -> None:
+        if not any(turn.may_hold_number or "@" in turn.text or " at " in turn.text for turn in self.turns):
+            return  # nothing any kind is made of: no digit, no number said, no e-mail address
         if BANK in self.kinds:
             self._ibans()  # before the cards: an IBAN's digits may pass the Luhn check
         chains = self._chains()
@@ -207,13 +252,25 @@ class Scan:
         if GOVERNMENT_ID in self.kinds:
             self._government_ids(chains)
         if EMAIL in self.kinds:
-            for index, turn in enumerate(self.turns):
-                for start, end in detect.emails(turn.text):
-                    self._add_chars(index, start, end, EMAIL)
+            for index, start, end in self._matches(detect.emails):
+                self._add_chars(index, start, end, EMAIL)
         if DATE_OF_BIRTH in self.kinds:
             self._dates_of_birth()
         if PHONE in self.kinds:
             self._phones(chains)
+
+    def _everywhere(self, pattern: re.Pattern) -> bool:
+        """Whether any turn says `pattern` (one search over all the turns)."""
+        return pattern.search(self._joined) is not None
+
+    def _matches(self, spans_of) -> list[tuple[int, int, int]]:
+        """(turn, start, end) of what `spans_of(text)` finds, run once over all the turns joined by NUL (which no
+        pattern matches, so nothing spans two turns)."""
+        found = []
+        for start, end in spans_of(self._joined):
+            turn = bisect.bisect_right(self._starts, start) - 1
+            found.append((turn, start - self._starts[turn], end - self._starts[turn]))
+        return found
 
     def _new_group(self) -> int:
         self._group += 1
@@ -365,8 +422,10 @@ class Scan:
     def _card_keywords(self) -> None:
         """A security code (3 or 4 digits) or an expiry (a month and a year) after "security code", "CVV",
         "expires" and the like, in the same turn or at the start of the next."""
+        if not self._everywhere(_CVV):
+            return
         for index, turn in enumerate(self.turns):
-            if not turn.has(_CVV):
+            if index not in self._saying(_CVV):
                 continue
             for position in self._keyword_positions(index, _CVV_WORDS):
                 month = next((k for k in range(position, min(position + 4, len(turn.tokens)))
@@ -376,25 +435,38 @@ class Scan:
                     pairs = [(run.turn, item) for item in run.items]
                     if not self._free(pairs) or self._referenced(run.turn, run.items[0]):
                         continue
+                    # Part of the card said before it, if one was: one detection, not three.
+                    card = next((span.group for span in reversed(self.spans)
+                                 if span.kind == CARD and span.turn <= index), None)
                     if month is not None and run.turn == index and len(digits) in (2, 4):
-                        self._add_chars(index, turn.tokens[month].start, run.items[-1].end, CARD)
+                        self._add_chars(index, turn.tokens[month].start, run.items[-1].end, CARD, card)
                         break
                     if 3 <= len(digits) <= 4 or (len(digits) in (4, 6) and 1 <= int(digits[:2]) <= 12):
-                        self._take(pairs, CARD)
+                        self._take(pairs, CARD, card)
                         break
 
     def _ibans(self) -> None:
-        for index, turn in enumerate(self.turns):
-            for start, end in detect.ibans(turn.text):
-                self._add_chars(index, start, end, BANK)
+        for index, start, end in self._matches(detect.ibans):
+            self._add_chars(index, start, end, BANK)
 
     def _context(self, index: int, phrases, back: int = 2) -> bool:
-        return any(self.turns[k].has(phrases) for k in range(max(0, index - back), index + 1))
+        saying = self._saying(phrases)
+        return any(k in saying for k in range(max(0, index - back), index + 1))
+
+    def _saying(self, pattern: re.Pattern) -> frozenset[int]:
+        """The turns that say `pattern`, found in one pass over all of them."""
+        found = self._said.get(pattern)
+        if found is None:
+            found = self._said[pattern] = frozenset(
+                bisect.bisect_right(self._starts, match.start()) - 1 for match in pattern.finditer(self._joined))
+        return found
 
     def _routing_and_accounts(self) -> None:
         """ABA routing numbers said about a bank, and the account numbers said with them (4 to 17 digits in a
         turn that says "account", from two turns before to three after); an account number also counts when said
         with "checking", "savings" or "bank" without a routing number."""
+        if not self._everywhere(_BANK) and not self._everywhere(_ACCOUNT):
+            return
         routed = []
         for index, turn in enumerate(self.turns):
             for items in turn.runs:
@@ -402,8 +474,9 @@ class Scan:
                 if detect.is_routing(digits_of(items)) and self._free(pairs) and self._context(index, _BANK):
                     routed.append((index, self._take(pairs, BANK)))
         for index, turn in enumerate(self.turns):
-            asked = index > 0 and turn.speaker == "caller" and self.turns[index - 1].has(_ACCOUNT)
-            if not turn.has(_ACCOUNT) and not asked:
+            accounts = self._saying(_ACCOUNT)
+            asked = index > 0 and turn.speaker == "caller" and index - 1 in accounts
+            if index not in accounts and not asked:
                 continue
             near = [group for at, group in routed if at - 2 <= index <= at + 3]
             if not near and not self._context(index, _BANK, back=2):
@@ -411,7 +484,7 @@ class Scan:
             for items in turn.runs:
                 pairs = [(index, item) for item in items]
                 # Asked in the turn before: the answer starts the turn ("It's 1234...", not "call us at ...").
-                if not turn.has(_ACCOUNT) and turn.words_between(0, items[0].token) > 4:
+                if index not in accounts and turn.words_between(0, items[0].token) > 4:
                     continue
                 if 4 <= len(digits_of(items)) <= 17 and self._free(pairs) and not self._referenced(index, items[0]):
                     self._take(pairs, BANK, near[0] if near else None)
@@ -453,8 +526,10 @@ class Scan:
     def _dates_of_birth(self) -> None:
         """A date (two of day, month and year) within the words after "born", "birthday", "date of birth" or
         "DOB", in the same turn or at the start of the next."""
+        if not self._everywhere(_DOB):
+            return
         for index, turn in enumerate(self.turns):
-            if not turn.has(_DOB):
+            if index not in self._saying(_DOB):
                 continue
             for position in self._keyword_positions(index, _DOB_WORDS):
                 if self._date_after(index, position, 10):

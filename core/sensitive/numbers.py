@@ -53,9 +53,13 @@ def tokenize(text: str) -> list[Token]:
 
 
 # Whether a text may hold a number at all: most turns hold none, and skip the tokenizer.
-MAY_HOLD_NUMBER = re.compile(
-    r"\d|\b(?:" + "|".join(sorted({*UNITS, *TEENS, *TENS, *REPEATS} - {"o"})) + r")\b|\bo\b", re.IGNORECASE
-)
+_NUMBER_WORDS = frozenset({*UNITS, *TEENS, *TENS, *REPEATS})  # "o" among them: a letter unless digits are near
+_DIGIT = re.compile(r"\d")
+_WORDS = re.compile(r"[a-z]+")
+
+
+def may_hold_number(text: str) -> bool:
+    return _DIGIT.search(text) is not None or not _NUMBER_WORDS.isdisjoint(_WORDS.findall(text.lower()))
 
 
 def _word(tokens: list[Token], index: int) -> str | None:
@@ -89,9 +93,9 @@ def item_at(tokens: list[Token], index: int) -> Item | None:
         if _glued(tokens, index):
             return None  # part of a code ("J6722063", an IBAN's "GB62HRLZ2520..."), not a number said alone
         return Item(token.text, token.start, token.end, index, index + 1, False)
-    if token.kind != "word":
-        return None
     word = token.text
+    if word not in _NUMBER_WORDS:  # the common case (a mark, any other word): one set lookup
+        return None
     digits, after = None, index + 1
     if word in REPEATS:
         unit = _word(tokens, index + 1)
@@ -143,6 +147,10 @@ def items(tokens: list[Token]) -> list[Item]:
     """Every digit item of the text, in order."""
     found, index = [], 0
     while index < len(tokens):
+        token = tokens[index]
+        if token.kind != "digits" and token.text not in _NUMBER_WORDS:
+            index += 1
+            continue
         item = item_at(tokens, index)
         if item is None:
             index += 1
