@@ -50,6 +50,7 @@ BODIES = {
     "/v1/bookings/{booking}/cancel": {},
     "/v1/call-fields": {"name": "matrix_field", "label": "Matrix", "type": "string"},
     "/v1/call-fields/{call_field}": {"label": "Matrix"},
+    "/v1/privacy/redaction": {"kinds": ["card_number", "email"]},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -103,6 +104,7 @@ ENDPOINTS = {
     "/v1/audit-events/verifications/{audit_verification}": ("get",),
     "/v1/audit-events/head": ("get",),
     "/v1/audit-events/{audit_event}": ("get",),
+    "/v1/privacy/redaction": ("get", "patch"),
     **{f"/v1/exports/{kind}.csv": ("get",) for kind in (
         "calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations")},
     "/v1/exports/{export}": ("get",),  # any other name: another format of a kind (400) or nothing (404)
@@ -305,6 +307,8 @@ def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, te
         assert data == []
     elif template == "/v1/analytics/calls":  # the world's calls are the first org's
         assert data["totals"]["calls"] == 0
+    elif template == "/v1/privacy/redaction":  # the other org's own policy (the defaults)
+        assert data["kinds"] == ["card_number", "government_id", "bank_account"]
     else:
         assert data["org_name"] == "Other Org"
 
