@@ -139,6 +139,24 @@ DATABASES = {"default": env.db("DATABASE_URL")}
 # Django's backend plus joined transactions (voiceagent/postgresql/base.py); PostgreSQL is the only database.
 DATABASES["default"]["ENGINE"] = "voiceagent.postgresql"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+# A host that does not answer (a failover that drops packets) fails a connection attempt after this long instead of
+# hanging the request: it then answers 503 (core/dbreach.py).
+DATABASES["default"].setdefault("OPTIONS", {})
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5))
+# DATABASE_POOLING=transaction: DATABASE_URL names a transaction-mode pooler (PgBouncer, most managed PostgreSQL
+# offerings), which hands each transaction to any server connection. Nothing may then outlive a transaction: no
+# prepared statement (psycopg's automatic ones stay off, the webhook claim sends its statements' text), no cursor
+# held across transactions (Django's server-side cursors off: .iterator() reads in chunks from a client cursor), no
+# session setting or lock (the code takes only SET LOCAL and transaction-level advisory locks). Empty: a direct
+# connection or a session-mode pool, and nothing changes. docs/deployment.md#postgresql.
+DATABASE_POOLING = env("DATABASE_POOLING", default="")
+if DATABASE_POOLING not in ("", "session", "transaction"):
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLING must be empty, 'session' or 'transaction' (the pooler's mode), not {DATABASE_POOLING!r}."
+    )
+if DATABASE_POOLING == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL")

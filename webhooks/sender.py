@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import psycopg
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
@@ -275,7 +276,33 @@ _CLAIM_ASKED_SQL = (
     f"{_CLAIM_SETTINGS} EXECUTE webhooks_claim_lock_asked({_ARGUMENTS});"
     f" EXECUTE webhooks_claim_asked({_ARGUMENTS})"
 )
+# Behind a transaction-mode pooler (DATABASE_POOLING=transaction) a session's PREPAREd statements are not there for
+# its next transaction (another server connection may serve it, or hold the same names already): the claim then sends
+# the statements' text in its one query. Each is planned afresh anyway (an unnamed statement always gets a custom
+# plan), so only the parse is paid again.
+_INLINE_SETTINGS = "SET LOCAL synchronous_commit TO OFF;"
+_CLAIM_FAIR_INLINE_SQL = (
+    f"{_INLINE_SETTINGS} {_STATEMENTS['webhooks_claim_lock_fair'].strip().rstrip(';')};"
+    f" {_STATEMENTS['webhooks_claim_fair'].strip()}"
+)
+_CLAIM_ASKED_INLINE_SQL = (
+    f"{_INLINE_SETTINGS} {_STATEMENTS['webhooks_claim_lock_asked'].strip().rstrip(';')};"
+    f" {_STATEMENTS['webhooks_claim_asked'].strip()}"
+)
 _prepared = weakref.WeakSet()  # the psycopg connections (database sessions) that hold the statements
+
+
+def _pooled() -> bool:
+    """Whether the database is reached through a transaction-mode pooler: no state may outlive a transaction."""
+    return settings.DATABASE_POOLING == "transaction"
+
+
+def _claim_sql(*, fair: bool) -> str:
+    """The claim's query (a fair one, or of the deliveries asked for): EXECUTEs of the prepared statements, or their
+    text behind a transaction-mode pooler."""
+    if _pooled():
+        return _CLAIM_FAIR_INLINE_SQL if fair else _CLAIM_ASKED_INLINE_SQL
+    return _CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL
 
 
 def _prepare_claims(cursor) -> None:
@@ -288,9 +315,12 @@ def _prepare_claims(cursor) -> None:
 
 
 def _execute_claiming(cursor, sql: str, params: dict) -> None:
-    """Runs a query that EXECUTEs the claim statements, preparing them first on a new session; once more if the
-    session lost them (DISCARD ALL, as a connection pooler's reset runs). Outside a transaction block only then:
-    inside one, the failed statement has aborted it."""
+    """Runs a query that holds a claim (`_claim_sql`). With prepared statements: preparing them first on a new
+    session; once more if the session lost them (DISCARD ALL, as a connection pooler's reset runs). Outside a
+    transaction block only then: inside one, the failed statement has aborted it."""
+    if _pooled():
+        cursor.execute(sql, params)
+        return
     _prepare_claims(cursor)
     try:
         cursor.execute(sql, params)
@@ -330,7 +360,7 @@ def _claim(delivery_ids=(), extra: int = 0) -> tuple[uuid.UUID, list[tuple], boo
     if not fair and not ids:
         return token, [], False
     with connection.cursor() as cursor:
-        _execute_claiming(cursor, _CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
+        _execute_claiming(cursor, _claim_sql(fair=fair), params)
         return (token, *_fetch_claim(cursor))
 
 
@@ -712,7 +742,7 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=
     if refill:
         claim_token, claim_params = _claim_params([], refill)
         params.update({f"claim_{name}": value for name, value in claim_params.items()})
-        sql += ";" + _CLAIM_FAIR_SQL.replace("%(", "%(claim_")
+        sql += ";" + _claim_sql(fair=True).replace("%(", "%(claim_")
     with connection.cursor() as cursor:
         if refill:
             _execute_claiming(cursor, sql, params)

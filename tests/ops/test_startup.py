@@ -18,7 +18,7 @@ STRONG = "Zq3-mT8_wL1xN5pR7vK2bY9cH4dJ6fG0sA"
 def _start(monkeypatch, **env) -> dict:
     for name in ("DEBUG", "AGENT_RUNTIME_TOKEN", "AGENT_RUNTIME_TOKENS", "BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT",
                  "SECURE_HSTS_SECONDS", "WEBHOOK_ALLOW_LOCAL_URLS", "WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "METRICS_TOKEN",
-                 "TRUSTED_PROXY_COUNT", "TRUSTED_PROXIES"):
+                 "TRUSTED_PROXY_COUNT", "TRUSTED_PROXIES", "DATABASE_POOLING", "RECORDINGS_STORAGE_URL"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -84,6 +84,19 @@ def test_a_tls_proxy_without_trusted_proxy_settings_warns(monkeypatch):
             warnings.simplefilter("always")
             _start(monkeypatch, BEHIND_TLS_PROXY="true", **trusted)
         assert not [w for w in caught if "BEHIND_TLS_PROXY" in str(w.message)]
+
+
+def test_database_pooling_transaction_keeps_no_state_on_a_session_and_a_wrong_value_refuses_to_start(monkeypatch):
+    direct = _start(monkeypatch)["DATABASES"]["default"]
+    assert "DISABLE_SERVER_SIDE_CURSORS" not in direct and direct["OPTIONS"].get("prepare_threshold") is None
+    pooled = _start(monkeypatch, DATABASE_POOLING="transaction")
+    assert pooled["DATABASE_POOLING"] == "transaction"
+    assert pooled["DATABASES"]["default"]["DISABLE_SERVER_SIDE_CURSORS"] is True
+    assert "prepare_threshold" in pooled["DATABASES"]["default"]["OPTIONS"]
+    assert pooled["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"] is None  # psycopg prepares nothing
+    for wrong in ("transactions", "statement", "yes"):
+        with pytest.raises(ImproperlyConfigured, match="DATABASE_POOLING must be"):
+            _start(monkeypatch, DATABASE_POOLING=wrong, DEBUG="true")
 
 
 @pytest.mark.django_db
