@@ -16,8 +16,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.utils import timezone
+from django.db.models.functions import Now
 
+from core import dbclock
 from core.links import invitation_url
 from orgs.invitations import token_for
 
@@ -61,7 +62,7 @@ def send_notification(notification_id) -> str:
         row = EmailNotification.objects.select_for_update().filter(pk=notification_id).first()
         if row is None or row.status != EmailNotification.Status.PENDING:
             return "skipped"
-        now = timezone.now()
+        now = dbclock.now()  # due and retry times are PostgreSQL's, whatever this worker's clock says
         if row.next_attempt_at is not None and row.next_attempt_at > now:
             return "not_due"
         row.attempts += 1
@@ -84,7 +85,7 @@ def send_notification(notification_id) -> str:
                                row.pk, row.attempts, delay, row.last_error)
         else:
             row.status = EmailNotification.Status.SENT
-            row.sent_at = timezone.now()
+            row.sent_at = dbclock.now()
             row.next_attempt_at = None
             result = "sent"
         row.save(update_fields=[
@@ -106,5 +107,5 @@ def send_inline(notification_ids: list[str]) -> None:
 def due_notifications():
     """Pending e-mails that are due: new ones, and retries whose time came (the sweep's candidates)."""
     return EmailNotification.objects.filter(
-        status=EmailNotification.Status.PENDING, next_attempt_at__lte=timezone.now()
+        status=EmailNotification.Status.PENDING, next_attempt_at__lte=Now()
     )

@@ -24,6 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
@@ -84,6 +85,7 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
     payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
+    due = dbclock.now()
     with transaction.atomic():
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
@@ -94,7 +96,8 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
         )
         deliveries = Delivery.objects.bulk_create(
             [
-                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
+                # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
+                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=due, enqueued_at=due)
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
