@@ -371,8 +371,9 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
 @transaction.atomic
 def delivery_retry(*, delivery: Delivery) -> Delivery:
     """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
-    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight."""
-    now = timezone.now()
+    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight (its lease
+    judged on PostgreSQL's clock, as the claim judges it)."""
+    now = dbclock.now()
     updated = Delivery.objects.filter(pk=delivery.pk).exclude(claimed_until__gt=now).update(
         status=Delivery.Status.PENDING,
         next_attempt_at=now,
@@ -395,7 +396,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     many were re-queued: exactly the rows it reset, which are the rows it enqueues (a delivery that stopped being
     failed meanwhile is neither counted nor enqueued). Conflict (`replay`) while an earlier replay or recover of it
     is still being delivered; ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the re-queued deliveries are due now on the clock the claim reads
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:
