@@ -518,9 +518,17 @@ def claim(name: str, holder: str, *, ttl: float) -> bool:
 
 # A set of recent members (a sorted set scored by when each was added): what is in it and younger than `max_age`
 # seconds. Members older than that are dropped as presumed lost, so a member whose removal never came (a process
-# killed in between) costs nothing after `max_age`.
+# killed in between) costs nothing after `max_age`. Scored on Redis's clock (TIME), as every process that adds or
+# counts agrees on it whatever its own says; the key's TTL is set in the step that adds.
+_RECENT_ADD_SCRIPT = """
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(t[1]) + tonumber(t[2]) / 1000000, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
 _RECENT_COUNT_SCRIPT = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local t = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(t[1]) + tonumber(t[2]) / 1000000 - tonumber(ARGV[1]))
 return redis.call('ZCARD', KEYS[1])
 """
 
@@ -530,11 +538,7 @@ def recent_add(key: str, member: str, *, max_age: float) -> None:
     if not _redis_ok():
         return
     try:
-        name = _name(key)
-        pipe = _client().pipeline(transaction=False)
-        pipe.zadd(name, {member: time.time()})
-        pipe.expire(name, math.ceil(max_age) + 1)
-        pipe.execute()
+        _client().eval(_RECENT_ADD_SCRIPT, 1, _name(key), member, math.ceil(max_age) + 1)
     except (RedisError, OSError) as exc:
         _down(exc)
 
@@ -554,7 +558,7 @@ def recent_count(key: str, *, max_age: float) -> int | None:
     if not _redis_ok():
         return None
     try:
-        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), time.time() - max_age))
+        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), max_age))
     except (RedisError, OSError) as exc:
         _down(exc)
         return None

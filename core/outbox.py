@@ -38,8 +38,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
+from django.db.models import DurationField, Q, Value
+from django.db.models.functions import Now
 
 from core import counters
 
@@ -74,8 +74,9 @@ def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
     SELECT ... FOR UPDATE SKIP LOCKED: a row being worked on, or taken by an overlapping sweep, is skipped, so
     two sweepers never enqueue one row twice; a row whose enqueue the broker lost is taken again once stale.
     """
-    now = timezone.now()
-    stale = now - timedelta(seconds=reenqueue_after_seconds)
+    # PostgreSQL's clock (Now() is the statement's time): two sweepers on machines whose clocks disagree still agree
+    # on what is stale.
+    stale = Now() - Value(timedelta(seconds=reenqueue_after_seconds), output_field=DurationField())
     with transaction.atomic():
         ids = list(
             due.select_for_update(skip_locked=True)
@@ -84,7 +85,7 @@ def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
             .values_list("pk", flat=True)[:limit]
         )
         if ids:
-            due.model.objects.filter(pk__in=ids).update(enqueued_at=now)
+            due.model.objects.filter(pk__in=ids).update(enqueued_at=Now())
     return [str(pk) for pk in ids]
 
 

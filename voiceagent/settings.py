@@ -13,6 +13,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
+from voiceagent.storage_url import s3_storage, storage_origins
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
@@ -116,10 +118,12 @@ MIDDLEWARE = [
 ROOT_URLCONF = "voiceagent.urls"
 
 # Every HTML page: scripts and styles from this origin only, no inline script, no framing. CSP_MEDIA_SRC adds the
-# origins recordings play from (an S3 bucket's, when recordings are stored there).
+# origins recordings play from (an S3 bucket's, when recordings are stored there); an S3-compatible server named by
+# RECORDINGS_STORAGE_URL's endpoint_url is added by itself.
+_MEDIA_ORIGINS = [*env.list("CSP_MEDIA_SRC", default=[]), *storage_origins(env("RECORDINGS_STORAGE_URL", default=""))]
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    f"media-src 'self' {' '.join(env.list('CSP_MEDIA_SRC', default=[]))}".rstrip() + "; "
+    f"media-src 'self' {' '.join(_MEDIA_ORIGINS)}".rstrip() + "; "
     "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'"
 )
 WSGI_APPLICATION = "voiceagent.wsgi.application"
@@ -143,6 +147,24 @@ DATABASES = {"default": env.db("DATABASE_URL")}
 # Django's backend plus joined transactions (voiceagent/postgresql/base.py); PostgreSQL is the only database.
 DATABASES["default"]["ENGINE"] = "voiceagent.postgresql"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+# A host that does not answer (a failover that drops packets) fails a connection attempt after this long instead of
+# hanging the request: it then answers 503 (core/dbreach.py).
+DATABASES["default"].setdefault("OPTIONS", {})
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5))
+# DATABASE_POOLING=transaction: DATABASE_URL names a transaction-mode pooler (PgBouncer, most managed PostgreSQL
+# offerings), which hands each transaction to any server connection. Nothing may then outlive a transaction: no
+# prepared statement (psycopg's automatic ones stay off, the webhook claim sends its statements' text), no cursor
+# held across transactions (Django's server-side cursors off: .iterator() reads in chunks from a client cursor), no
+# session setting or lock (the code takes only SET LOCAL and transaction-level advisory locks). Empty: a direct
+# connection or a session-mode pool, and nothing changes. docs/deployment.md#postgresql.
+DATABASE_POOLING = env("DATABASE_POOLING", default="")
+if DATABASE_POOLING not in ("", "session", "transaction"):
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLING must be empty, 'session' or 'transaction' (the pooler's mode), not {DATABASE_POOLING!r}."
+    )
+if DATABASE_POOLING == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
@@ -203,8 +225,27 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Recordings are the default storage's only files. RECORDINGS_STORAGE_URL (voiceagent/storage_url.py) puts them in
+# S3-compatible object storage that every node shares; without it they stay on this machine's disk under MEDIA_ROOT,
+# and a playback request that reaches another node finds nothing.
+MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+RECORDINGS_STORAGE_URL = env("RECORDINGS_STORAGE_URL", default="")
+if RECORDINGS_STORAGE_URL:
+    _RECORDINGS_STORAGE = s3_storage(RECORDINGS_STORAGE_URL, expire_seconds=3600)  # calls.recordings' URL lifetime
+else:
+    _RECORDINGS_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": MEDIA_ROOT},
+    }
+    if not DEBUG:
+        warnings.warn(
+            "RECORDINGS_STORAGE_URL is not set: recordings are stored on this machine's disk (MEDIA_ROOT), so playback "
+            "works only on the node that stored them and a replaced node loses them. With more than one node, set "
+            "RECORDINGS_STORAGE_URL=s3://<bucket>?endpoint_url=<url>&region=<region> (docs/deployment.md).",
+            UserWarning,
+            stacklevel=1,
+        )
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": VAR_DIR / "media"}},
+    "default": _RECORDINGS_STORAGE,
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG

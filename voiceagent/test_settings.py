@@ -15,6 +15,11 @@ os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1025")  # never used: the t
 # The suite (and the servers and workers it starts) runs outside DEBUG with loopback receivers on purpose.
 os.environ.setdefault("WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "1")
 
+import warnings  # noqa: E402
+
+# One machine, on purpose: the start-up warning about recordings on the local disk would only repeat in every process.
+warnings.filterwarnings("ignore", message="RECORDINGS_STORAGE_URL is not set", category=UserWarning)
+
 from .settings import *  # noqa: E402, F403
 from .settings import CACHES, REDIS_SENTINELS, REDIS_URL, VAR_DIR  # noqa: E402
 
