@@ -28,6 +28,11 @@ UNSCORABLE_CLASSIFICATIONS = frozenset(
 )
 
 
+def default_redaction() -> dict:
+    """A call no detector has read yet (stored before redaction existed): `manage.py redact_stored_calls` reads it."""
+    return {"detector_version": None, "counts": {}, "recording_withheld": False}
+
+
 class Call(OrgOwnedModel):
     """One phone call answered by the agent.
 
@@ -88,6 +93,9 @@ class Call(OrgOwnedModel):
     # {name: {"label", "type", "value", "evidence", "evidence_verified"}} (calls.call_fields). Stored whole, so a
     # later rename or delete of a field does not rewrite the call; filtered by containment on a GIN index.
     fields = models.JSONField(default=dict, blank=True)
+    # What the detector (core.sensitive) replaced in this call's text before it was stored, and whether its
+    # recording was withheld for it: {"detector_version", "counts": {kind: n}, "recording_withheld"} (calls.redaction).
+    redaction = models.JSONField(default=default_redaction, blank=True)
 
     class Meta:
         constraints = [

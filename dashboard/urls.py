@@ -22,6 +22,7 @@ from .pages import (
     notifications,
     organization,
     overview,
+    privacy,
     team,
     webhooks,
 )
@@ -44,6 +45,7 @@ urlpatterns = [
     path("password-reset/done/", auth.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
     path("org/switch/", organization.OrgSwitchView.as_view(), name="org-switch"),
     path("settings/", organization.OrganizationSettingsView.as_view(), name="settings-organization"),
+    path("settings/privacy/redaction/", privacy.RedactionSettingsView.as_view(), name="settings-redaction"),
     path("settings/api-keys/", api_keys.ApiKeyListView.as_view(), name="api-keys"),
     path("settings/api-keys/new/", api_keys.ApiKeyCreateView.as_view(), name="api-key-create"),
     path("settings/api-keys/created/", api_keys.ApiKeyCreatedView.as_view(), name="api-key-created"),

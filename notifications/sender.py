@@ -18,10 +18,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.utils import timezone
+from django.db.models.functions import Now
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from core import dbclock
 from core.links import invitation_url, password_reset_url
 from orgs.invitations import token_for
 
@@ -77,7 +78,7 @@ def send_notification(notification_id) -> str:
         row = EmailNotification.objects.select_for_update().filter(pk=notification_id).first()
         if row is None or row.status != EmailNotification.Status.PENDING:
             return "skipped"
-        now = timezone.now()
+        now = dbclock.now()  # due and retry times are PostgreSQL's, whatever this worker's clock says
         if row.next_attempt_at is not None and row.next_attempt_at > now:
             return "not_due"
         account = None
@@ -106,7 +107,7 @@ def send_notification(notification_id) -> str:
                                row.pk, row.attempts, delay, row.last_error)
         else:
             row.status = EmailNotification.Status.SENT
-            row.sent_at = timezone.now()
+            row.sent_at = dbclock.now()
             row.next_attempt_at = None
             result = "sent"
         row.save(update_fields=[
@@ -128,5 +129,5 @@ def send_inline(notification_ids: list[str]) -> None:
 def due_notifications():
     """Pending e-mails that are due: new ones, and retries whose time came (the sweep's candidates)."""
     return EmailNotification.objects.filter(
-        status=EmailNotification.Status.PENDING, next_attempt_at__lte=timezone.now()
+        status=EmailNotification.Status.PENDING, next_attempt_at__lte=Now()
     )
