@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "calls",
     "webhooks",
     "meetings",
+    "privacy",
     "notifications",
     "dashboard",
     "devtools",
@@ -309,6 +310,13 @@ AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
 CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
 CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
+# Privacy (docs/privacy.md): the daily retention purge and the erasure sweep, on the `maintenance` queue.
+CELERY_BEAT_SCHEDULE["privacy-purge-expired-content"] = {
+    "task": "privacy.purge_expired_content", "schedule": 24 * 3600, "options": {"queue": "maintenance"},
+}
+CELERY_BEAT_SCHEDULE["privacy-sweep-erasures"] = {
+    "task": "privacy.sweep_erasures", "schedule": 60, "options": {"queue": "maintenance"},
+}
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default

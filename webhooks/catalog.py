@@ -310,7 +310,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and envelope schema."""
+    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and
+    envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from notifications.models import EmailNotification
 from orgs.models import Organization
 from webhooks.services import emit, events_tombstone
 
@@ -32,6 +33,7 @@ logger = logging.getLogger("calls")
 TRANSCRIPT = "transcript"
 RECORDING = "recording"
 PARTS = (TRANSCRIPT, RECORDING)
+CONTENT_DELETED_NOTE = "[content deleted]"
 
 # The transcript part, as one UPDATE over a batch of calls (jsonb built in the database: no row travels to Python).
 _DELETE_TRANSCRIPT_SQL = """
@@ -104,6 +106,9 @@ def calls_content_delete(
                 emptied = [row[0] for row in cursor.fetchall()]
             if emptied:
                 Message.objects.filter(call_id__in=emptied).update(message="", caller_name=None, updated_at=now)
+                # The stored copies of the e-mails that told the team about these calls quoted them.
+                EmailNotification.objects.filter(call_id__in=emptied).update(
+                    subject=CONTENT_DELETED_NOTE, body_text=CONTENT_DELETED_NOTE, body_html="", updated_at=now)
                 orders_without_answers(emptied, now)
             for pk in emptied:
                 deleted.setdefault(pk, []).append(TRANSCRIPT)

@@ -83,6 +83,8 @@ class CeleryWorker:
             sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO", "-n", name,
             "--concurrency", str(self.concurrency), "--pool", self.pool,
             "--without-heartbeat", "--without-gossip", "--without-mingle",
+            # The default queue and `maintenance` (the retention purge and erasures: privacy.tasks).
+            "-Q", "celery,maintenance",
         ]
         if self.beat:
             cmd += ["-B", "-s", str(self.tmp / "beat-schedule")]

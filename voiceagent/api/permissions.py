@@ -20,4 +20,8 @@ class HasScope(permissions.BasePermission):
         required = getattr(view, "required_scope", None) or required_scope(request.method)
         if required not in key.scopes:
             raise InsufficientScope(required)
+        # And some need a scope besides the method's: erasures need `privacy` and `write` to ask for one.
+        also = getattr(view, "also_required_scope", None)
+        if also and also not in key.scopes:
+            raise InsufficientScope(also)
         return True
