@@ -53,8 +53,9 @@ def recording_store(
             if call.content_deleted_at is not None:
                 # The call's content was deleted (or its caller is suppressed): the audio is refused quietly, so the
                 # runtime gets its usual answer and nothing is stored or announced.
-                return Recording(organization=org, call=call, content_type=content_type, size_bytes=len(content),
-                                 duration_seconds=duration_seconds, uploaded_at=timezone.now()), True
+                return Recording(id=None, organization=org, call=call, content_type=content_type,
+                                 size_bytes=len(content), duration_seconds=duration_seconds,
+                                 uploaded_at=timezone.now()), True
             recording = Recording(
                 organization=org,
                 call=call,
