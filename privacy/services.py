@@ -142,21 +142,23 @@ def retention_purge(*, org: Organization, now: datetime | None = None, batch_siz
     org = whole_org(org)
     touched: set = set()
     counts = {"transcripts": 0, "recordings": 0}
-    for part, rows, key in ((TRANSCRIPT, due_calls(org=org, now=now), "pk"),
-                            (RECORDING, due_recordings(org=org, now=now), "call_id")):
-        after = None
-        while True:
-            page = rows.order_by(key)
-            if after is not None:
-                page = page.filter(**{f"{key}__gt": after})
-            ids = list(page.values_list(key, flat=True)[:batch_size])
-            if not ids:
-                break
-            after = ids[-1]
-            deleted = calls_content_delete(org=org, call_ids=ids, parts=[part], reason="retention", now=now,
-                                           skip_locked=True, audit_each=False)
-            counts["transcripts" if part == TRANSCRIPT else "recordings"] += len(deleted)
-            touched.update(deleted)
+
+    def delete(ids, parts):
+        deleted = calls_content_delete(org=org, call_ids=ids, parts=parts, reason="retention", now=now,
+                                       skip_locked=True, audit_each=False)
+        for gone in deleted.values():
+            counts["transcripts"] += TRANSCRIPT in gone
+            counts["recordings"] += RECORDING in gone
+        touched.update(deleted)
+
+    recordings_due = due_recordings(org=org, now=now)
+    for ids in _batches(due_calls(org=org, now=now), "pk", batch_size):
+        # A call whose recording is due as well loses both at once: one `call.content_deleted` per call and run.
+        both = set(recordings_due.filter(call_id__in=ids).values_list("call_id", flat=True))
+        delete([pk for pk in ids if pk in both], [TRANSCRIPT, RECORDING])
+        delete([pk for pk in ids if pk not in both], [TRANSCRIPT])
+    for ids in _batches(recordings_due, "call_id", batch_size):
+        delete(ids, [RECORDING])
     digest = hashlib.sha256("\n".join(sorted(str(pk) for pk in touched)).encode()).hexdigest()
     result = {**counts, "calls_sha256": digest}
     if touched:
@@ -164,6 +166,21 @@ def retention_purge(*, org: Organization, now: datetime | None = None, batch_siz
             audit.record(org=org, action="retention.purged", target_type="retention", target_id=org.pk,
                          target_label="retention purge", changes={key: [None, value] for key, value in result.items()})
     return result
+
+
+def _batches(rows, key: str, size: int):
+    """The values of `key` over `rows`, ascending, `size` at a time: keyset pages, so rows a batch skipped (locked)
+    are not read again by the next one."""
+    after = None
+    while True:
+        page = rows.order_by(key)
+        if after is not None:
+            page = page.filter(**{f"{key}__gt": after})
+        ids = list(page.values_list(key, flat=True)[:size])
+        if not ids:
+            return
+        after = ids[-1]
+        yield ids
 
 
 def retention_purge_all(*, now: datetime | None = None) -> dict:

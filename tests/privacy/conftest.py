@@ -3,6 +3,7 @@ from datetime import timedelta
 import pytest
 from rest_framework.test import APIClient
 
+from knowledge.models import CallField
 from knowledge.services import call_field_create, location_create
 from tests.calls.conftest import T0, TRANSCRIPT, Runtime, iso
 from tests.factories import make_key
@@ -54,7 +55,8 @@ def place_call(runtime, *, started_at=T0, from_number="+14155550123", location=N
         "ended_at": iso(started_at + timedelta(seconds=95)),
         "messages": [{"message": "Jordan wants to know if the patio is open", "caller_name": "Jordan Miles"}],
         "unanswered_questions": ["Is the patio heated?"],
-        "fields": {"party_size": {"value": 4, "evidence": "we are four people"}},
+        "fields": ({"party_size": {"value": 4, "evidence": "we are four people"}}
+                   if CallField.objects.filter(organization=runtime.org, name="party_size").exists() else {}),
         "transcript": [*TRANSCRIPT, {"speaker": "caller", "text": "And we are four people.", "offset_seconds": 20}],
         **overrides,
     }
