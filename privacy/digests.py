@@ -13,11 +13,11 @@ def phone_digest(org_id, e164: str) -> str:
 
 
 def masked(e164: str) -> str:
-    """The country code and the last four digits: `+14155550100` -> `+1•••••••0100`."""
+    """The country code and the last four digits, one bullet for each other digit of the whole number (so the mask
+    says how long it is): `+14155550100` -> `+1•••••••0100`."""
     try:
         code = str(phonenumbers.parse(e164).country_code)
     except phonenumbers.NumberParseException:
         code = ""
     digits = e164.lstrip("+")
-    rest = digits[len(code):]
-    return f"+{code}" + "•" * max(len(rest) - 4, 0) + rest[-4:]
+    return f"+{code}" + "•" * max(len(digits) - 4, 0) + digits[-4:]
