@@ -12,8 +12,8 @@ from contacts.models import Contact
 from knowledge.services import calendar_create
 from privacy.models import ErasureRequest, Suppression
 from privacy.services import erasure_run
-from tests.factories import make_key
 from tests.calls.conftest import Runtime
+from tests.factories import make_key
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
 from tests.webhooks.helpers import attempt_delivery, make_subscription
