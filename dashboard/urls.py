@@ -22,6 +22,7 @@ from .pages import (
     notifications,
     organization,
     overview,
+    privacy,
     team,
     webhooks,
 )
@@ -45,6 +46,12 @@ urlpatterns = [
     path("org/switch/", organization.OrgSwitchView.as_view(), name="org-switch"),
     path("settings/", organization.OrganizationSettingsView.as_view(), name="settings-organization"),
     path("settings/api-keys/", api_keys.ApiKeyListView.as_view(), name="api-keys"),
+    # Settings → Data & privacy (dashboard/pages/privacy.py).
+    path("settings/privacy/", privacy.PrivacySettingsView.as_view(), name="settings-privacy"),
+    path("settings/privacy/retention/", privacy.RetentionSaveView.as_view(), name="settings-privacy-retention"),
+    path("settings/privacy/erasures/", privacy.ErasureCreateView.as_view(), name="settings-privacy-erasure"),
+    path("settings/privacy/suppressions/<uuid:suppression_id>/delete/", privacy.SuppressionDeleteView.as_view(),
+         name="settings-privacy-suppression-delete"),
     path("settings/api-keys/new/", api_keys.ApiKeyCreateView.as_view(), name="api-key-create"),
     path("settings/api-keys/created/", api_keys.ApiKeyCreatedView.as_view(), name="api-key-created"),
     path("settings/api-keys/<uuid:key_id>/revoke/", api_keys.ApiKeyRevokeView.as_view(), name="api-key-revoke"),
@@ -69,6 +76,7 @@ urlpatterns = [
     path("calls/export.csv", calls.CallExportView.as_view(), name="calls-export"),
     path("calls/<uuid:call_id>", calls.CallDetailView.as_view(), name="call"),
     path("calls/<uuid:call_id>/order-status", calls.OrderStatusView.as_view(), name="call-order-status"),
+    path("calls/<uuid:call_id>/delete/<str:part>/", calls.CallContentDeleteView.as_view(), name="call-delete-content"),
     path("inbox/", inbox.InboxView.as_view(), name="inbox"),
     path("inbox/<str:kind>/export.csv", inbox.InboxExportView.as_view(), name="inbox-export"),
     path("inbox/<str:kind>/<uuid:item_id>/handled", inbox.MarkHandledView.as_view(), name="inbox-handled"),
