@@ -289,8 +289,8 @@ class CallContentDeleteView(AdminRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         call = selectors.call_get(org=self.org, call_id=self.kwargs["call_id"])
         _, title, explanation = DELETIONS[self.kwargs["part"]]
-        return super().get_context_data(call=call, title=title, explanation=explanation, part=self.kwargs["part"],
-                                         **kwargs)
+        kwargs.update(call=call, title=title, explanation=explanation)
+        return super().get_context_data(**kwargs)
 
     def post(self, request, *args, **kwargs):
         call = selectors.call_get(org=self.org, call_id=kwargs["call_id"])
