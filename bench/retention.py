@@ -153,7 +153,7 @@ def _erasure_bench():
 
 
 def main():
-    os.environ["DATABASE_URL"] = _database_url("voiceagent_bench_retention")
+    os.environ["DATABASE_URL"] = _database_url(os.environ.get("BENCH_RETENTION_DB", "voiceagent_bench_retention"))
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     sys.path.insert(0, str(ROOT))
     import django
