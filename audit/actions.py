@@ -30,6 +30,9 @@ ACTIONS = {
     "membership.removed": "An admin removed a member.",
     "membership.left": "A member left the organization.",
     "organization.updated": "The organization's settings changed.",
+    # Privacy
+    "privacy.redaction_updated": "The redaction policy changed (the kinds redacted from calls' text at ingest, or "
+                                 "whether recordings with sensitive data are kept).",
     # What the agent knows
     "fact.created": "A fact was created.",
     "fact.updated": "A fact changed.",

@@ -7,6 +7,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from contacts.models import Contact
+from core.sensitive import DETECTOR_VERSION
 
 from . import payloads
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
@@ -29,6 +30,7 @@ def _call(org, *, outcome="order") -> Call:
         outcome_tags=["pickup"], trail=["greeting", "order", "confirmation"],
         fields={"pizza_count": {"label": "Pizzas", "type": "number", "value": 2, "evidence": "two margheritas",
                                 "evidence_verified": True}},
+        redaction={"detector_version": DETECTOR_VERSION, "counts": {"card_number": 1}, "recording_withheld": True},
     )
 
 

@@ -28,6 +28,9 @@ UNSCORABLE_CLASSIFICATIONS = frozenset(
 )
 
 
+def default_redaction() -> dict:
+    """A call no detector has read yet (stored before redaction existed): `manage.py redact_stored_calls` reads it."""
+    return {"detector_version": None, "counts": {}, "recording_withheld": False}
 class ContentDeletedReason(models.TextChoices):
     RETENTION = "retention", "Retention"
     REQUEST = "request", "Request"
@@ -94,6 +97,9 @@ class Call(OrgOwnedModel):
     # {name: {"label", "type", "value", "evidence", "evidence_verified"}} (calls.call_fields). Stored whole, so a
     # later rename or delete of a field does not rewrite the call; filtered by containment on a GIN index.
     fields = models.JSONField(default=dict, blank=True)
+    # What the detector (core.sensitive) replaced in this call's text before it was stored, and whether its
+    # recording was withheld for it: {"detector_version", "counts": {kind: n}, "recording_withheld"} (calls.redaction).
+    redaction = models.JSONField(default=default_redaction, blank=True)
     # The call's content (calls.services.content: the transcript and every text the caller's words reached) was
     # deleted: when and why. What stays is the tombstone (ids, times, figures), which analytics keep counting.
     content_deleted_at = models.DateTimeField(null=True, blank=True)

@@ -58,6 +58,8 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Organization", "dashboard:settings-organization", match=("settings-organization",),
                     whole_org=True),
             NavItem("API keys", "dashboard:api-keys", match=("api-key",), whole_org=True),
+            NavItem("Redaction", "dashboard:settings-redaction", match=("settings-redaction",), admin_only=True,
+                    whole_org=True),
             NavItem("Escalation rules", "dashboard:escalation-rules", match=("escalation-rule",)),
             NavItem("Call fields", "dashboard:settings-call-fields", match=("settings-call-field",)),
             NavItem("Calendars", "dashboard:calendars", match=("calendar",)),

@@ -45,6 +45,7 @@ urlpatterns = [
     path("password-reset/done/", auth.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
     path("org/switch/", organization.OrgSwitchView.as_view(), name="org-switch"),
     path("settings/", organization.OrganizationSettingsView.as_view(), name="settings-organization"),
+    path("settings/privacy/redaction/", privacy.RedactionSettingsView.as_view(), name="settings-redaction"),
     path("settings/api-keys/", api_keys.ApiKeyListView.as_view(), name="api-keys"),
     # Settings → Data & privacy (dashboard/pages/privacy.py).
     path("settings/privacy/", privacy.PrivacySettingsView.as_view(), name="settings-privacy"),

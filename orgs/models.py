@@ -7,7 +7,14 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from core.sensitive import DEFAULT_KINDS
+
 from .tenancy import Nowhere, OrgOwnedModel, OrgOwnedQuerySet
+
+
+def default_redaction_kinds() -> list[str]:
+    """Every organization, existing ones included, starts redacting these (docs/privacy.md#redaction)."""
+    return list(DEFAULT_KINDS)
 
 
 class Organization(models.Model):
@@ -25,6 +32,10 @@ class Organization(models.Model):
     # Bumped (with F(), in the same transaction) by every write to facts, locations and team members, so the
     # agent runtime's knowledge ETag changes on the very next read. See knowledge.selectors.
     knowledge_version = models.PositiveBigIntegerField(default=0)
+    # What is redacted from calls' text at ingest (core.sensitive.KINDS), and whether a call's audio is kept when a
+    # card, government id or bank account number was heard on it (orgs.redaction).
+    redaction_kinds = ArrayField(models.CharField(max_length=32), default=default_redaction_kinds, blank=True)
+    keep_recordings_with_sensitive_data = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -86,6 +86,15 @@ CALL_FIELD_VALUE = strict({
 CALL_FIELDS = {"type": "object", "propertyNames": {"pattern": r"^[a-z][a-z0-9_]{0,63}$"},
                "additionalProperties": CALL_FIELD_VALUE}
 
+# What the detector replaced in the call's text before it was stored (docs/privacy.md#redaction).
+REDACTION_KINDS = ["card_number", "government_id", "bank_account", "email", "phone_number", "date_of_birth"]
+REDACTION = strict({
+    "detector_version": nullable({"type": "string"}),
+    "counts": {"type": "object", "propertyNames": {"enum": REDACTION_KINDS},
+               "additionalProperties": {"type": "integer", "minimum": 1}},
+    "recording_withheld": {"type": "boolean"},
+})
+
 _CALL_ENDED_BASE = {
     "call_id": UUID,
     "location_id": nullable(UUID),
@@ -102,6 +111,7 @@ _CALL_ENDED_BASE = {
     "trail": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string"},
     "fields": CALL_FIELDS,
+    "redaction": REDACTION,
 }
 CALL_ENDED = {
     **strict({**_CALL_ENDED_BASE, "order_status": {"const": "new"}, "order": ORDER}, required=list(_CALL_ENDED_BASE)),
@@ -237,7 +247,8 @@ DATA_SCHEMAS["contact.erased"] = strict({
 
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
-    "organization's call fields as heard (`fields`) and, for an `order` outcome, the order with its status.",
+    "organization's call fields as heard (`fields`), what was redacted from its text (`redaction`) and, for an "
+    "`order` outcome, the order with its status.",
     "call.recording_ready": "A call's recording can be fetched (GET /v1/calls/{id}/recording).",
     "call_order.status_changed": "An order placed during a call moved to another status (by the team, the API or "
     "the caller).",

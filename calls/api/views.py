@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from calls import recordings, search, selectors
-from calls.errors import RecordingNotReady
+from calls.errors import RecordingNotReady, RecordingWithheld
 from calls.models import Call, CancelSource, Classification
 from calls.payloads import call_data_sql
 from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
@@ -111,7 +111,9 @@ class CallRecordingView(OrgAPIView):
         summary="Get a recording playback URL",
         description="A URL minted on this request and valid for one hour (`expires_at`). Call this after "
         "`call.recording_ready`; before the upload has finished the answer is 404 `recording_not_ready`. "
-        "An unknown call is 404 `not_found`.",
+        "A call whose recording was not kept because a card, government id or bank account number was heard on it "
+        "(the organization's redaction policy) is 404 `recording_withheld`, for good. An unknown call is 404 "
+        "`not_found`.",
         parameters=[ID_PARAMETER],
         responses={200: envelope(RecordingSerializer), **error_responses(404)},
         tags=["Calls"],
@@ -119,6 +121,8 @@ class CallRecordingView(OrgAPIView):
     def get(self, request, id):
         call = selectors.call_get(org=self.org, call_id=id)
         recording = selectors.call_recording(call)
+        if recording is None and (call.redaction or {}).get("recording_withheld"):
+            raise RecordingWithheld("The recording was not kept: sensitive data was heard on this call.")
         if recording is None:
             raise RecordingNotReady("The recording has not finished uploading.")
         return data_response(RecordingSerializer(recordings.playback(recording)).data)

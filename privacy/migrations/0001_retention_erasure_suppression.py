@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('knowledge', '0002_callfield'),
-        ('orgs', '0011_invitation_locations'),
+        ('orgs', '0013_api_key_privacy_scope'),
     ]
 
     operations = [

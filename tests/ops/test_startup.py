@@ -97,3 +97,49 @@ def test_seed_demo_refuses_its_public_password_outside_debug(settings):
     settings.DEBUG = True
     call_command("seed_demo", calls=0, stdout=io.StringIO())
     assert get_user_model().objects.filter(username=DEMO_EMAIL).exists()
+
+
+@pytest.mark.parametrize("sentinels", ["127.0.0.1", "127.0.0.1:26379,", "host:port", "a:1;b:2", "h:70000", "::1:5"])
+def test_a_sentinel_list_that_cannot_be_parsed_refuses_to_start_naming_the_setting(monkeypatch, sentinels):
+    with pytest.raises(ImproperlyConfigured, match="^REDIS_SENTINELS cannot be parsed"):
+        _start(monkeypatch, DEBUG="true", REDIS_SENTINELS=sentinels, REDIS_SENTINEL_MASTER="main")
+    with pytest.raises(ImproperlyConfigured, match="REDIS_SENTINEL_MASTER"):
+        _start(monkeypatch, REDIS_SENTINELS="127.0.0.1:26379", REDIS_SENTINEL_MASTER="")
+
+
+def test_a_sentinel_list_puts_the_cache_and_the_broker_behind_sentinel(monkeypatch):
+    monkeypatch.delenv("REDIS_URL", raising=False)  # not needed with Sentinel
+    started = _start(monkeypatch, REDIS_SENTINELS="10.0.0.5:26379, sentinel-b:26380,[fd00::7]:26381",
+                     REDIS_SENTINEL_MASTER="main")
+    cache = started["CACHES"]["default"]
+    assert cache["BACKEND"] == "voiceagent.redis_sentinel.SentinelRedisCache"
+    assert cache["OPTIONS"]["sentinels"] == [("10.0.0.5", 26379), ("sentinel-b", 26380), ("fd00::7", 26381)]
+    assert cache["OPTIONS"]["master"] == "main"
+    assert started["CELERY_BROKER_URL"] == (
+        "sentinel://10.0.0.5:26379/0;sentinel://sentinel-b:26380/0;sentinel://[fd00::7]:26381/0"
+    )
+    assert started["CELERY_BROKER_TRANSPORT_OPTIONS"]["master_name"] == "main"
+
+
+def test_hsts_is_on_for_a_year_outside_debug_with_an_opt_out(monkeypatch):
+    assert _start(monkeypatch)["SECURE_HSTS_SECONDS"] == 31536000
+    assert _start(monkeypatch, SECURE_HSTS_SECONDS="0")["SECURE_HSTS_SECONDS"] == 0  # the documented opt-out
+    assert _start(monkeypatch, DEBUG="true")["SECURE_HSTS_SECONDS"] == 0  # make run on plain http://127.0.0.1
+
+
+@pytest.mark.django_db
+def test_an_https_answer_carries_hsts_and_a_plain_http_one_does_not(client):
+    assert client.get("/login/", secure=True)["Strict-Transport-Security"] == "max-age=31536000"
+    assert "Strict-Transport-Security" not in client.get("/login/")
+
+
+def test_the_similarity_and_numeric_password_validators_are_on():
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+
+    user = get_user_model()(username="maria.lopez@example.com", email="maria.lopez@example.com")
+    with pytest.raises(ValidationError, match="too similar to the"):
+        validate_password("maria.lopez@example", user)
+    with pytest.raises(ValidationError, match="entirely numeric"):
+        validate_password("80451739261847", user)
+    validate_password("a-long-unusual-passphrase", user)

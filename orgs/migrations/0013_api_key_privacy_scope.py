@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orgs', '0011_invitation_locations'),
+        ('orgs', '0012_organization_redaction_policy'),
     ]
 
     operations = [

@@ -6,10 +6,10 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('calls', '0014_call_rollup_trigger_cost'),
+        ('calls', '0015_call_redaction'),
         ('contacts', '0002_trigram_fastupdate_off'),
         ('knowledge', '0002_callfield'),
-        ('orgs', '0011_invitation_locations'),
+        ('orgs', '0013_api_key_privacy_scope'),
     ]
 
     operations = [

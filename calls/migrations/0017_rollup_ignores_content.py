@@ -36,7 +36,7 @@ assert ON_CALL != previous.ON_CALL
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('calls', '0015_call_content_deleted'),
+        ('calls', '0016_call_content_deleted'),
     ]
 
     operations = [
