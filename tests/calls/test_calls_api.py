@@ -63,7 +63,7 @@ def test_list_shows_items_newest_first_with_the_decided_fields(runtime, api):
     assert set(item) == {
         "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction",
         "from_number", "disposition", "classification", "scorable", "score", "summary", "outcome",
-        "outcome_tags", "trail", "has_recording", "order_status", "status", "content_deleted_at",
+        "outcome_tags", "trail", "has_recording", "order_status", "status", "redaction", "content_deleted_at",
         "content_deleted_reason",
     }
     assert item["has_recording"] is True and item["order_status"] == "new"
