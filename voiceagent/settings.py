@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "calls",
     "webhooks",
     "meetings",
+    "privacy",
     "notifications",
     "dashboard",
     "devtools",
@@ -385,6 +386,7 @@ CELERY_TASK_ROUTES = {
     "calls.abandon_stale_calls": {"queue": "maintenance"},
     "orgs.purge_idempotency_keys": {"queue": "maintenance"},
     "audit.*": {"queue": "maintenance"},
+    "privacy.*": {"queue": "maintenance"},
 }
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
@@ -439,6 +441,10 @@ AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
 AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
 _periodic("audit-seal-pending", "audit.seal_pending", 10, time_limit=60)
 _periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
+# Privacy (docs/privacy.md): the daily retention purge (stopped between batches past its limit; the next day goes on)
+# and the erasure sweep, on the `maintenance` queue with the other purges.
+_periodic("privacy-purge-expired-content", "privacy.purge_expired_content", DAY, time_limit=6 * 3600)
+_periodic("privacy-sweep-erasures", "privacy.sweep_erasures", 60, time_limit=60)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default

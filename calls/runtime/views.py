@@ -49,6 +49,8 @@ def _call_summary(call) -> dict:
         "location_id": str(call.location_id) if call.location_id else None,
         "contact_id": str(call.contact_id) if call.contact_id else None,
         "started_at": iso_ms(call.started_at),
+        # False for a caller on the suppression list (docs/privacy.md): no recording need be uploaded.
+        "store_content": call.content_deleted_at is None,
     }
 
 
@@ -174,7 +176,7 @@ class RecordingUploadView(RuntimeAPIView):
             duration_seconds=duration,
         )
         body = {
-            "id": str(recording.pk),
+            "id": str(recording.pk) if recording.pk else None,  # None: refused quietly (a deleted call's)
             "call_id": str(recording.call_id),
             "content_type": recording.content_type,
             "size_bytes": recording.size_bytes,
