@@ -44,12 +44,19 @@ RENEW_EVERY_SECONDS = 5.0
 # few seconds, never longer than the earliest place's expiry (a holder that died).
 RETRY_AFTER_MAX_SECONDS = 10
 # OWASP "CSV Injection": a cell starting with one of these is read as a formula (or DDE) by Excel, LibreOffice and
-# Google Sheets; a leading apostrophe makes them show it as text.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Google Sheets, which also take the full-width (and small) forms of = + - @ that East Asian input methods type,
+# and skip leading whitespace before one; a line break or tab first starts a formula on the next line of a cell.
+# A leading apostrophe makes them show it as text.
+FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b")
+CONTROL_STARTS = frozenset("\t\r\n")
+
+
+def _formula_like(text: str) -> bool:
+    return bool(text) and (text[0] in CONTROL_STARTS or text.lstrip()[:1] in FORMULA_STARTS)
 
 
 def spreadsheet_safe(text: str) -> str:
-    return f"'{text}" if text[:1] in FORMULA_STARTS else text
+    return f"'{text}" if _formula_like(text) else text
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _text(value: str, tz) -> str:
-    return f"'{value}" if value[:1] in FORMULA_STARTS else value
+    return f"'{value}" if _formula_like(value) else value
 
 
 # By exact type, one dict lookup a cell (a million rows of twenty cells make the isinstance chain below count).
