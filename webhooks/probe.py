@@ -31,6 +31,7 @@ from . import catalog, crypto
 from .models import Subscription
 from .sender import build_headers
 from .services import envelope_bytes
+from .ssrf import masked_url
 from .transport import Outcome, post
 
 STALE_SECONDS = 600
@@ -216,7 +217,7 @@ def _verdict_of(checks: list[Check]) -> str:
 def _result(outcome: str, checks: list[Check], subscription: Subscription, event_type: str) -> dict:
     # Nothing changes in the database: the entry is written on its own.
     audit.record_alone(org=subscription.organization, action="webhook_subscription.tested", target=subscription,
-                       target_label=subscription.url, changes={"event_type": [None, event_type],
+                       target_label=masked_url(subscription.url), changes={"event_type": [None, event_type],
                                                                "verdict": [None, outcome]})
     return {"verdict": outcome, "message": MESSAGES[outcome], "checks": [asdict(check) for check in checks]}
 

@@ -34,7 +34,7 @@ from . import crypto, quotas
 from .catalog import CALL_ID_FIELDS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
-from .ssrf import validate_url
+from .ssrf import masked_url, validate_url
 from .tasks import publisher
 
 __all__ = [
@@ -240,12 +240,21 @@ def subscription_create(
             secret_preview=secret[:8],
         )
         audit.record(org=org, action="webhook_subscription.created", target=subscription,
-                     target_label=subscription.url, changes=audit.created(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.created(audit.values_of(subscription, AUDITED))))
     return subscription, secret
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
 AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second", "location_ids")
+
+
+def audited(changes: dict) -> dict:
+    """`changes` as the audit trail keeps them: a URL masked to its scheme and host (ssrf.masked_url), as everywhere
+    the trail names a subscription; the rest of a URL is for admins, who read it on the subscription itself."""
+    if "url" in changes:
+        changes = {**changes, "url": [None if url is None else masked_url(url) for url in changes["url"]]}
+    return changes
 
 
 def _record_update(locked: Subscription, before: dict) -> None:
@@ -254,8 +263,8 @@ def _record_update(locked: Subscription, before: dict) -> None:
     if changes:
         action = "webhook_subscription.reenabled" if changes.get("enabled") == [False, True] else (
             "webhook_subscription.updated")
-        audit.record(org=locked.organization, action=action, target=locked, target_label=locked.url,
-                     changes=changes)
+        audit.record(org=locked.organization, action=action, target=locked, target_label=masked_url(locked.url),
+                     changes=audited(changes))
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
@@ -321,7 +330,8 @@ def subscription_delete(*, subscription: Subscription) -> None:
     """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
     if Subscription.objects.filter(pk=subscription.pk).delete()[0]:
         audit.record(org=subscription.organization, action="webhook_subscription.deleted", target=subscription,
-                     target_label=subscription.url, changes=audit.deleted(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.deleted(audit.values_of(subscription, AUDITED))))
 
 
 @transaction.atomic
@@ -352,7 +362,7 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
         ]
     )
     audit.record(org=locked.organization, action="webhook_subscription.secret_rotated", target=locked,
-                 target_label=locked.url, changes={"secret": ["[redacted]", "[redacted]"],
+                 target_label=masked_url(locked.url), changes={"secret": ["[redacted]", "[redacted]"],
                                                    "grace_period_seconds": [None, grace_period_seconds]})
     return locked, secret
 
@@ -398,7 +408,8 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     ids = _requeue_failed(subscription=locked, since=since, now=now)
     publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
-                 target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
+                 target_label=masked_url(subscription.url),
+                 changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 
