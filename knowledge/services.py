@@ -236,6 +236,20 @@ def _rules_route_to(exc: ProtectedError) -> Conflict:
                     "Change or delete them first.")
 
 
+def refuse_delete_of_location_with_clashing_names(location: Location) -> None:
+    """Deleting a location makes its facts and calendars apply to every location (their location becomes null);
+    names are unique per location, so one whose name a location-less row has already would clash: 409 naming
+    them, before anything changes. Runs with the location locked."""
+    kinds = ((Fact, "label", "facts", "Facts"), (Calendar, "name", "calendars", "Calendars"))
+    for model, name, conflict_field, what in kinds:
+        shared = model.objects.filter(organization_id=location.organization_id, location__isnull=True)
+        clashing = sorted(model.objects.filter(location=location, **{f"{name}__in": shared.values(name)})
+                          .values_list(name, flat=True))
+        if clashing:
+            raise Conflict(conflict_field, f"{what} of this location have the name of one for every location: "
+                           f"{', '.join(clashing)}. Rename or delete them first.")
+
+
 def refuse_delete_of_location_in_scope(location: Location) -> None:
     """A location that a key, a member or an open invitation is limited to stays (409 naming them): deleting it would
     silently widen or empty their scope. Runs with the location locked; keys and members are scoped by the
@@ -423,7 +437,8 @@ def _check_call_field(call_field: CallField) -> None:
 
 
 LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number"), _clean_location,
-                ("name", "name already exists."), delete_guards=[refuse_delete_of_location_in_scope])
+                ("name", "name already exists."),
+                delete_guards=[refuse_delete_of_location_in_scope, refuse_delete_of_location_with_clashing_names])
 FACT = Kind(Fact, ("label", "content", "location"), _clean_fact, ("label", "label already exists."))
 TEAM_MEMBER = Kind(TeamMember, ("name", "email", "phone_number", "role"), _clean_team_member,
                    ("user", "user already exists."), guard=_guard_platform_user, protected=_rules_route_to)
