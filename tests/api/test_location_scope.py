@@ -324,15 +324,17 @@ def test_a_name_another_location_uses_is_no_409(l1_api, org, l1, l2):
         again = l1_api.post(path, {**body, "location_id": str(l1.id)}, format="json")
         assert (again.status_code, again.json()["error"], again.json()["details"]["field"]) == (409, "conflict", field)
     assert Fact.objects.filter(organization=org, label="Hours").count() == 2
-    # Location-less names are unique among themselves.
+    # A location-less row is seen beside every location's: its name is taken for each of them, and a
+    # location-less name is taken by any location's row (only the whole organization writes those: no leak).
     fact_create(org=org, label="Parking", content="Free")
-    with pytest.raises(Exception, match="label already exists"):
-        fact_create(org=org, label="Parking", content="Paid")
-
-
-def test_deleting_a_location_whose_fact_would_clash_with_a_location_less_one_is_409(admin_client, org, l1):
-    fact_create(org=org, label="Hours", content="9-5")
-    fact_create(org=org, label="Hours", content="8-4", location=l1)
-    response = admin_client.post(f"/locations/{l1.pk}/delete/", follow=True)
-    assert Location.objects.filter(pk=l1.pk).exists()
-    assert "Facts of this location have the name of one for every location: Hours." in response.content.decode()
+    clash = l1_api.post("/v1/facts", {"label": "Parking", "content": "Paid", "location_id": str(l1.id)},
+                        format="json")
+    assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label")
+    admin_api = APIClient()
+    admin_api.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(org)[1]}")
+    for body in ({"label": "Parking", "content": "Paid"}, {"label": "Hours", "content": "Always"}):
+        clash = admin_api.post("/v1/facts", body, format="json")
+        assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label"), body
+    moved = admin_api.put(f"/v1/facts/{Fact.objects.get(label='Hours', location=l2).pk}",
+                          {"label": "Hours", "content": "9-5"}, format="json")  # to no location: L1's clashes
+    assert (moved.status_code, moved.json()["details"]["field"]) == (409, "label")
