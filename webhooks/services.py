@@ -36,7 +36,7 @@ from . import crypto, quotas
 from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
-from .ssrf import validate_url
+from .ssrf import masked_url, validate_url
 from .tasks import publisher
 
 __all__ = [
@@ -224,23 +224,15 @@ def _vet(changes: dict) -> tuple[dict, dict]:
 
 
 def _check_scope(org, changes: dict) -> None:
-    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization, or
-    of any location beyond its own (an unknown id alike: what lies outside the scope is not told apart)."""
+    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization. An id
+    of a location beyond its own is left to `clean_location_ids`, which reads through the scope: `400` under
+    `location_ids` exactly as for an unknown id, so an answer never tells which ids are the organization's other
+    locations."""
     scope = location_ids_of(org)
     if scope is None or "location_ids" not in changes:
         return
-    named = changes["location_ids"]
-    if named is None:
+    if changes["location_ids"] is None:
         raise ScopeForbidden(Subscription.location_rule.what, scope)
-    if isinstance(named, list) and any(_as_uuid(value) not in scope for value in named if _as_uuid(value)):
-        raise ScopeForbidden("webhook subscriptions of other locations", scope)
-
-
-def _as_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value)) if isinstance(value, (str, uuid.UUID)) else None
-    except ValueError:
-        return None
 
 
 def _finish_cleaning(org, changes: dict, cleaned: dict, field_errors: dict) -> dict:
@@ -284,12 +276,21 @@ def subscription_create(
             secret_preview=secret[:8],
         )
         audit.record(org=org, action="webhook_subscription.created", target=subscription,
-                     target_label=subscription.url, changes=audit.created(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.created(audit.values_of(subscription, AUDITED))))
     return subscription, secret
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
 AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second", "location_ids")
+
+
+def audited(changes: dict) -> dict:
+    """`changes` as the audit trail keeps them: a URL masked to its scheme and host (ssrf.masked_url), as everywhere
+    the trail names a subscription; the rest of a URL is for admins, who read it on the subscription itself."""
+    if "url" in changes:
+        changes = {**changes, "url": [None if url is None else masked_url(url) for url in changes["url"]]}
+    return changes
 
 
 def _record_update(locked: Subscription, before: dict) -> None:
@@ -298,8 +299,8 @@ def _record_update(locked: Subscription, before: dict) -> None:
     if changes:
         action = "webhook_subscription.reenabled" if changes.get("enabled") == [False, True] else (
             "webhook_subscription.updated")
-        audit.record(org=locked.organization, action=action, target=locked, target_label=locked.url,
-                     changes=changes)
+        audit.record(org=locked.organization, action=action, target=locked, target_label=masked_url(locked.url),
+                     changes=audited(changes))
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
@@ -365,7 +366,8 @@ def subscription_delete(*, subscription: Subscription) -> None:
     """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
     if Subscription.objects.filter(pk=subscription.pk).delete()[0]:
         audit.record(org=subscription.organization, action="webhook_subscription.deleted", target=subscription,
-                     target_label=subscription.url, changes=audit.deleted(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.deleted(audit.values_of(subscription, AUDITED))))
 
 
 @transaction.atomic
@@ -396,7 +398,7 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
         ]
     )
     audit.record(org=locked.organization, action="webhook_subscription.secret_rotated", target=locked,
-                 target_label=locked.url, changes={"secret": ["[redacted]", "[redacted]"],
+                 target_label=masked_url(locked.url), changes={"secret": ["[redacted]", "[redacted]"],
                                                    "grace_period_seconds": [None, grace_period_seconds]})
     return locked, secret
 
@@ -443,7 +445,8 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     ids = _requeue_failed(subscription=locked, since=since, now=now)
     publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
-                 target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
+                 target_label=masked_url(subscription.url),
+                 changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 

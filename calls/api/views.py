@@ -12,6 +12,7 @@ from calls.payloads import call_data_sql
 from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
 from calls.services.orders import order_set_status
 from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import RangeDateTimeField
 from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
@@ -28,8 +29,8 @@ ID_PARAMETER = OpenApiParameter(
 
 
 class CallListParams(ListParams):
-    since = serializers.DateTimeField(required=False, help_text="Calls that started at or after this time.")
-    until = serializers.DateTimeField(required=False, help_text="Calls that started before this time.")
+    since = RangeDateTimeField(required=False, help_text="Calls that started at or after this time.")
+    until = RangeDateTimeField(required=False, help_text="Calls that started before this time.")
     location_id = serializers.UUIDField(required=False)
     contact_id = serializers.UUIDField(required=False)
     outcome = serializers.CharField(required=False, max_length=64, help_text="e.g. `order`, `message`, `booking`.")

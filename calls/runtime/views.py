@@ -18,6 +18,7 @@ from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
 from core import numbers
+from core.api.serializers import RangeDateTimeField
 from core.errors import ValidationFailed
 from core.runtime.views import RuntimeAPIView
 from core.tenancy import get_for_org
@@ -193,7 +194,7 @@ MAX_AVAILABILITY_RANGE = timedelta(days=31)
 
 class AvailabilityParams(serializers.Serializer):
     # "from" is a Python keyword, so the field is declared below.
-    to = serializers.DateTimeField(help_text="End of the range (ISO 8601, exclusive).")
+    to = RangeDateTimeField(help_text="End of the range (ISO 8601, exclusive).")
 
     def validate(self, data):
         if data["to"] <= data["from"]:
@@ -204,7 +205,7 @@ class AvailabilityParams(serializers.Serializer):
         return data
 
 
-AvailabilityParams._declared_fields["from"] = serializers.DateTimeField(help_text="Start of the range (ISO 8601).")
+AvailabilityParams._declared_fields["from"] = RangeDateTimeField(help_text="Start of the range (ISO 8601).")
 
 
 class AvailabilityView(RuntimeAPIView):
