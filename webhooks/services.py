@@ -24,6 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
@@ -84,6 +85,7 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
     payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
+    due = dbclock.now()
     with transaction.atomic():
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
@@ -94,7 +96,8 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
         )
         deliveries = Delivery.objects.bulk_create(
             [
-                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
+                # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
+                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=due, enqueued_at=due)
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
@@ -368,8 +371,9 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
 @transaction.atomic
 def delivery_retry(*, delivery: Delivery) -> Delivery:
     """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
-    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight."""
-    now = timezone.now()
+    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight (its lease
+    judged on PostgreSQL's clock, as the claim judges it)."""
+    now = dbclock.now()
     updated = Delivery.objects.filter(pk=delivery.pk).exclude(claimed_until__gt=now).update(
         status=Delivery.Status.PENDING,
         next_attempt_at=now,
@@ -392,7 +396,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     many were re-queued: exactly the rows it reset, which are the rows it enqueues (a delivery that stopped being
     failed meanwhile is neither counted nor enqueued). Conflict (`replay`) while an earlier replay or recover of it
     is still being delivered; ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the re-queued deliveries are due now on the clock the claim reads
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:

@@ -13,6 +13,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from core import dbreach
 from core.errors import DomainError, ValidationFailed, error_body
 from core.sensitive import DEFAULT_KINDS, Policy, redact_text
 
@@ -31,7 +32,13 @@ CODES_BY_STATUS = {
     413: "payload_too_large",
     414: "uri_too_long",
     429: "rate_limited",
+    503: "service_unavailable",
 }
+
+
+def unavailable_headers() -> dict:
+    """The headers of a 503 answered because PostgreSQL cannot be reached (core/dbreach.py)."""
+    return {"Retry-After": str(dbreach.RETRY_AFTER_SECONDS)}
 
 
 def is_api_path(path: str) -> bool:
@@ -130,7 +137,9 @@ def api_exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER. Knows every failure type; anything unknown is a 500 without a trace. Every answer
     of 500 or more is logged here, whatever raised it (a `DomainError` such as webhooks' UnknownEventType too)."""
     body, status, headers = _render(exc)
-    if status >= 500:
+    if status == 503:
+        logger.warning("API request answered 503: PostgreSQL unreachable (%s)", type(exc).__name__)
+    elif status >= 500:
         logger.error("API error answered %s: %s", status, type(exc).__name__, exc_info=exc)
     return Response(body, status=status, headers=headers)
 
@@ -139,6 +148,8 @@ def _render(exc) -> tuple[dict, int, dict]:
     """(body, status, headers) for one failure."""
     if isinstance(exc, ValidationFailed):
         return _validation_body(exc), exc.status, {}
+    if dbreach.unreachable(exc):
+        return error_body_for_status(503), 503, unavailable_headers()
     if isinstance(exc, DomainError):
         return exc.body(), exc.status, {}
     if isinstance(exc, Http404):

@@ -7,8 +7,7 @@ interrupted run simply starts again) and idempotent (a second run changes nothin
 
 import sys
 import uuid
-from datetime import datetime, time
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, time
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
@@ -26,7 +25,7 @@ def _since(value: str) -> datetime:
         moment = datetime.combine(day, time.min)
     if moment is None:
         raise CommandError(f"--since: not a date or a timestamp: {value!r}")
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt_timezone.utc)
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 class Command(BaseCommand):
