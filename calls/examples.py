@@ -112,6 +112,12 @@ def contact_created(org) -> dict:
     return payloads.contact_created_data(contact, call)
 
 
+def content_deleted(org) -> dict:
+    call = _call(org)
+    return {"call_id": str(call.pk), "location_id": str(call.location_id), "parts": ["transcript", "recording"],
+            "reason": "retention"}
+
+
 BUILDERS = {
     "call.ended": call_ended,
     "call.recording_ready": recording_ready,
@@ -121,4 +127,5 @@ BUILDERS = {
     "call.escalation_triggered": escalation_triggered,
     "call.appointment_booked": appointment_booked,
     "contact.created": contact_created,
+    "call.content_deleted": content_deleted,
 }

@@ -103,6 +103,8 @@ def call_data(call: Call) -> dict:
         "order_status": order.status if order is not None else None,
         "status": call.status,
         "redaction": redaction_data(call),
+        "content_deleted_at": iso_ms(call.content_deleted_at),
+        "content_deleted_reason": call.content_deleted_reason,
     }
 
 
@@ -122,7 +124,7 @@ def call_data_sql():
         Call,
         ["id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
          "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
-         "has_recording", "order_status", "status", "redaction"],
+         "has_recording", "order_status", "status", "redaction", "content_deleted_at", "content_deleted_reason"],
         has_recording=reverse_one_to_one(Call, Recording),
         order_status=reverse_one_to_one(Call, Order, "status"),
         redaction=_REDACTION_SQL.format(column=column(Call, "redaction")),
@@ -161,7 +163,8 @@ def call_detail_data(call: Call) -> dict:
         "order": order_detail_data(order) if call.outcome == "order" and order is not None else None,
         "knowledge_version": call.knowledge_version,
         "facts_used": [{"id": fact["id"], "label": fact["label"]} for fact in call.facts_used],
-        "unanswered_questions": list(call.unanswered_questions),
+        # A deleted call's questions are nulls, kept for their number (calls.services.content): none is shown.
+        "unanswered_questions": [question for question in call.unanswered_questions if question is not None],
         "fields": fields_data(call),
     }
 

@@ -67,6 +67,8 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Events", "dashboard:events", match=("events",)),
             NavItem("Notifications", "dashboard:notifications", match=("notification",), whole_org=True),
             NavItem("Members", "dashboard:members", match=("member",)),
+            NavItem("Data & privacy", "dashboard:settings-privacy", match=("settings-privacy",), admin_only=True,
+                    whole_org=True),
             NavItem("Audit log", "dashboard:audit-log", match=("audit-log",), admin_only=True, whole_org=True),
         ),
     ),

@@ -2,9 +2,11 @@
 
 A sign-up creates an unconfirmed account; the mail it sends carries a one-use code (Django's token generator, keyed
 on the server's secret and the account's state, valid PASSWORD_RESET_TIMEOUT). The code travels in the link's
-fragment, which browsers never send, so no server or proxy log records it: the page reads it and posts it. Any
-other mailed link that was used (an invitation accepted, a password reset) confirms the address too; an operator's
-`create_org` vouches for the accounts it creates.
+fragment, which browsers never send, so no server or proxy log records it: the page puts it in its form, and the
+visitor confirms with a click on a button that names the address (dashboard/pages/auth.py). Any other mailed link
+that was used (an invitation accepted, a password reset) confirms the address too; an operator's `create_org`
+vouches for the accounts it creates. An account never confirmed cannot sign in or make API keys, and its first
+confirmation hands it to the mailbox's owner (orgs.services.account_confirm).
 """
 
 from django.contrib.auth import get_user_model

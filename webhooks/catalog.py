@@ -231,6 +231,20 @@ DATA_SCHEMAS["meeting.outcome_approved"] = strict({
     "status_url": {"type": "string", "format": "uri"},
 })
 
+CONTENT_PARTS = ["transcript", "recording"]
+CONTENT_DELETED_REASONS = ["retention", "request", "erasure"]
+DATA_SCHEMAS["call.content_deleted"] = strict({
+    "call_id": UUID,
+    "location_id": nullable(UUID),
+    "parts": {"type": "array", "items": {"enum": CONTENT_PARTS}, "minItems": 1, "uniqueItems": True},
+    "reason": {"enum": CONTENT_DELETED_REASONS},
+})
+DATA_SCHEMAS["contact.erased"] = strict({
+    "erasure_request_id": UUID,
+    "contact_id": nullable(UUID),
+    "call_ids": {"type": "array", "items": UUID},
+})
+
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
     "organization's call fields as heard (`fields`), what was redacted from its text (`redaction`) and, for an "
@@ -244,7 +258,25 @@ DESCRIPTIONS = {
     "call.appointment_booked": "The agent booked an appointment on one of the org's calendars.",
     "contact.created": "A caller not seen before became a contact.",
     "meeting.outcome_approved": "An admin approved a meeting's outcome and sent it (the meetings product).",
+    "call.content_deleted": "A call's content (`transcript`: its transcript, summary and every text that quoted the "
+    "caller; `recording`: its audio) was deleted, by the retention policy, on request or by an erasure. Delete your "
+    "copies. Sent to every subscription that receives call events.",
+    "contact.erased": "A caller was erased on their request (GDPR, CCPA): delete the contact and these calls in your "
+    "systems. Ids only. Sent to every subscription that receives call or contact events.",
 }
+
+# Who receives the privacy events besides the subscriptions that list them: every subscription that got what they
+# tell it to delete (docs/privacy.md). `contact.erased` goes to such subscriptions whatever their locations: a
+# caller is the whole organization's.
+_CALL_TYPES = ("call.ended", "call.recording_ready", "call_order.status_changed", "call.callback_requested",
+               "call.message_taken", "call.escalation_triggered", "call.appointment_booked")
+AUDIENCE = {
+    "call.content_deleted": _CALL_TYPES,
+    "contact.erased": (*_CALL_TYPES, "contact.created"),
+}
+EVERY_LOCATION = frozenset({"contact.erased"})
+# Events that are the tombstones' own: never rewritten into one.
+PRIVACY_EVENTS = frozenset({"call.content_deleted", "contact.erased"})
 
 # The data field that names the call an event is about, for the event types that are about one.
 CALL_ID_FIELDS = {
@@ -256,6 +288,7 @@ CALL_ID_FIELDS = {
     "call.escalation_triggered": "call_id",
     "call.appointment_booked": "call_id",
     "contact.created": "first_call_id",
+    "call.content_deleted": "call_id",
 }
 
 # Credentials an event carries for its receivers alone: (data field holding a URL, the URL's query parameter). The
@@ -288,7 +321,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order, each with its description and envelope schema."""
+    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and
+    envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

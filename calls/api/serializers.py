@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from calls import payloads
-from calls.models import Call, OrderStatus
+from calls.models import Call, ContentDeletedReason, OrderStatus
 from calls.selectors import call_order, call_recording
 from core.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
 from knowledge.models import CallField
@@ -106,13 +106,19 @@ class CallSerializer(OutputModelSerializer):
     has_recording = serializers.SerializerMethodField()
     order_status = serializers.SerializerMethodField()
     redaction = RedactionSerializer(help_text="What was redacted from this call's text (docs: Privacy).")
+    content_deleted_at = TimestampField(allow_null=True, help_text="When the call's content (transcript, summary, "
+                                        "quotes...) was deleted; null while it is kept. docs/privacy.md.")
+    content_deleted_reason = serializers.ChoiceField(choices=ContentDeletedReason.choices, allow_null=True,
+                                                     help_text="`retention`, `request` or `erasure`; null while "
+                                                     "the content is kept.")
 
     class Meta:
         model = Call
         fields = [
             "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction",
             "from_number", "disposition", "classification", "scorable", "score", "summary", "outcome",
-            "outcome_tags", "trail", "has_recording", "order_status", "status", "redaction",
+            "outcome_tags", "trail", "has_recording", "order_status", "status", "redaction", "content_deleted_at",
+            "content_deleted_reason",
         ]
 
     def get_has_recording(self, call) -> bool:

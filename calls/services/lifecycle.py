@@ -22,7 +22,8 @@ from .. import payloads
 from .. import redaction as redacting
 from ..call_fields import call_field_values, evidence_pseudo_checks
 from ..evidence import evidence_marks
-from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, Message
+from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, ContentDeletedReason, Message
+from .content import is_suppressed, orders_without_answers, tombstone_in_place
 from .lookups import existing_contact, locked_call, org_row, runtime_phone
 from .orders import OrderInput, order_create
 from .recordings import recording_withhold
@@ -40,7 +41,9 @@ def call_start(
     """Creates the call for the runtime's call id, or returns the existing one: (call, created).
 
     A returning caller (a contact with this number already exists) is linked at once, so mid-call events
-    carry the contact; a new caller's contact is made at completion, only for real engagement.
+    carry the contact; a new caller's contact is made at completion, only for real engagement. A caller on the
+    organization's suppression list (an erasure asked for it) makes a tombstone from the start: no number, no
+    contact, and nothing of the content is ever stored (`store_content` false in the runtime's answer).
     """
     with transaction.atomic():
         existing = Call.objects.filter(organization=org, runtime_call_id=runtime_call_id).first()
@@ -48,17 +51,21 @@ def call_start(
             return existing, False
         location = org_row(Location, org, location_id)
         from_number = runtime_phone(org, from_number, "from_number")
+        suppressed = bool(from_number) and is_suppressed(org=org, phone_number=from_number)
         call = Call(
             organization=org,
             runtime_call_id=runtime_call_id,
             started_at=started_at,
-            from_number=from_number,
+            from_number=None if suppressed else from_number,
             location=location,
             direction=direction,
-            contact=existing_contact(org, from_number),
+            contact=None if suppressed else existing_contact(org, from_number),
             # Whatever this call takes in from now on passes the current detector.
             redaction={"detector_version": DETECTOR_VERSION, "counts": {}, "recording_withheld": False},
         )
+        if suppressed:
+            call.content_deleted_at = timezone.now()
+            call.content_deleted_reason = ContentDeletedReason.ERASURE
         try:
             with transaction.atomic():
                 call.save(force_insert=True)
@@ -199,6 +206,11 @@ def call_complete(
         call.redaction = redacting.redaction_after(call, redactor, org=org)
         if call.redaction["recording_withheld"]:
             recording_withhold(call=call)  # arrived before the completion: not kept
+        tombstone = call.content_deleted_at is not None
+        if tombstone:
+            # Its content was deleted before it ended (a suppressed caller, a deletion on request): keep none of it.
+            tombstone_in_place(call)
+            caller_name = caller_email = None
 
         contact_created = None
         if real and call.from_number:
@@ -213,9 +225,17 @@ def call_complete(
         call.save(update_fields=COMPLETION_FIELDS)
 
         placed = order_create(call=call, data=order, placed_at=ended_at) if order is not None else None
+        if placed is not None and tombstone:
+            orders_without_answers([call.pk], timezone.now())
+            placed.refresh_from_db()
         taken = [
-            _message_create(call=call, data=message, caller_name=caller_name) for message in (messages or [])
+            _message_create(call=call, data={**message, "message": "", "caller_name": None} if tombstone else message,
+                            caller_name=caller_name) for message in (messages or [])
         ]
+        if tombstone:
+            for message in taken:
+                message.caller_name = None
+            Message.objects.filter(call=call).update(caller_name=None)
 
         if contact_created is not None:
             emit(org=org, type="contact.created", data=payloads.contact_created_data(contact_created, call),

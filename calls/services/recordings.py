@@ -35,7 +35,8 @@ def recording_store(
     """Stores the call's recording once: (recording, created). Emits `call.recording_ready`.
 
     Works before or after the call's completion (the spec: the recording often comes first). A second upload
-    for the same call keeps the first and emits nothing. Refused when the org has call recording turned off.
+    for the same call keeps the first and emits nothing. Refused when the org has call recording turned off. A call
+    whose content was deleted gets an unsaved row back (created, as if stored): nothing is written.
 
     The file is written before the row and deleted again when this transaction fails (inserting, emitting or
     committing). Assumes this is the outermost transaction, as for the runtime's upload view: if an enclosing
@@ -52,6 +53,12 @@ def recording_store(
             existing = Recording.objects.filter(call=call).first()
             if existing is not None:
                 return existing, False
+            if call.content_deleted_at is not None:
+                # The call's content was deleted (or its caller is suppressed): the audio is refused quietly, so the
+                # runtime gets its usual answer and nothing is stored or announced.
+                return Recording(id=None, organization=org, call=call, content_type=content_type,
+                                 size_bytes=len(content), duration_seconds=duration_seconds,
+                                 uploaded_at=timezone.now()), True
             recording = Recording(
                 organization=org,
                 call=call,
