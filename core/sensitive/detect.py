@@ -96,26 +96,24 @@ def phone(digits: str, region: str, plus: bool) -> str | None:
 
 def national_ids(text: str, region: str) -> list[tuple[int, int]]:
     """Identity numbers written with their letters (a DNI's control letter, a codice fiscale) that the region's
-    python-stdnum modules validate. Digit-only ones go through the digit runs (they need context)."""
+    python-stdnum modules validate, in one to four words. Digit-only ones go through the digit runs (they need
+    context)."""
     modules = national_id_modules(region)
     if not modules:
         return []
-    found = []
-    for match in re.finditer(r"\b[A-Za-z0-9][A-Za-z0-9 .-]{6,22}[A-Za-z0-9]\b", text):
-        value = match.group()
-        if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
-            continue
-        for words in _trimmed(value):
-            if any(module.is_valid(words) for module in modules):
-                found.append((match.start(), match.start() + len(words)))
+    words = [(match.start(), match.end()) for match in re.finditer(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]|\w", text)]
+    found, first = [], 0
+    while first < len(words):
+        for last in range(min(len(words), first + 4) - 1, first - 1, -1):
+            start, end = words[first][0], words[last][1]
+            value = text[start:end]
+            if (any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and 7 <= len(value) <= 24
+                    and any(module.is_valid(value) for module in modules)):
+                found.append((start, end))
+                first = last
                 break
+        first += 1
     return found
-
-
-def _trimmed(value: str):
-    parts = value.split(" ")
-    for end in range(len(parts), 0, -1):
-        yield " ".join(parts[:end])
 
 
 def national_id_digits(digits: str, region: str) -> bool:
