@@ -300,6 +300,15 @@ class WaitingTasks:
             counters.recent_remove(self.key, task_id)
 
 
+def task_queue(task) -> str:
+    """The name of the queue `task` is published to: its route (CELERY_TASK_ROUTES), as `apply_async` resolves it.
+    A task has no `queue` attribute unless one is set on it (reading it raised, and every length was None: nothing
+    was ever spared, and a worker outage's backlog came back as a task per commit window); and with routes it is
+    not the default queue either."""
+    queue = task.app.amqp.router.route({}, task.name)["queue"]
+    return getattr(queue, "name", queue)
+
+
 def broker_queue_length(task) -> int | None:
     """Messages waiting in `task`'s queue when the broker is Redis (None: another broker, or unreachable)."""
     app = task.app
@@ -308,9 +317,7 @@ def broker_queue_length(task) -> int | None:
             client = getattr(conn.default_channel, "client", None)
             if not hasattr(client, "llen"):
                 return None
-            # A task has no `queue` attribute unless one is set on it (this read raised, and every call was None:
-            # nothing was ever spared, and a worker outage's backlog came back as a task per commit window).
-            return int(client.llen(getattr(task, "queue", None) or app.conf.task_default_queue))
+            return int(client.llen(task_queue(task)))
     except Exception:  # noqa: BLE001 - not knowing spares nothing
         return None
 

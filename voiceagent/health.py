@@ -27,6 +27,7 @@ from kombu import Connection
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from core import counters
 from core.clientaddr import address_bucket, client_address
 
 TIMEOUT = 0.5
@@ -71,6 +72,10 @@ def _ping(url: str) -> None:
 
 
 def _redis() -> None:
+    if settings.REDIS_SENTINELS:  # the primary Sentinel names now, through the cache's own pool
+        if not counters.ping():
+            raise RuntimeError("no PONG")
+        return
     _ping(settings.CACHES["default"]["LOCATION"])
 
 
@@ -79,7 +84,7 @@ def _broker() -> None:
     if url.startswith(("redis://", "rediss://", "unix://")):
         _ping(url)
         return
-    with Connection(url, connect_timeout=TIMEOUT) as broker:
+    with Connection(url, connect_timeout=TIMEOUT, transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as broker:
         broker.ensure_connection(max_retries=0, timeout=TIMEOUT)
 
 

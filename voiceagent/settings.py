@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 from voiceagent.storage_url import s3_storage, storage_origins
 
@@ -21,7 +22,10 @@ env = environ.Env()
 if not os.environ.get("VOICEAGENT_IGNORE_DOTENV"):  # the test settings set it
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 environ.Env.read_env(VAR_DIR / "embedded.env", overwrite=False)  # present only while embedded servers run
-for _name in ("DATABASE_URL", "REDIS_URL"):
+# Redis behind Sentinel (README "Redis with Sentinel"): REDIS_SENTINELS=host:port,host:port and
+# REDIS_SENTINEL_MASTER name where the cache, the counters and the broker find the primary; REDIS_URL is then unused.
+REDIS_SENTINELS = env("REDIS_SENTINELS", default="").strip()
+for _name in ("DATABASE_URL", *(() if REDIS_SENTINELS else ("REDIS_URL",))):
     if not env(_name, default=""):
         raise ImproperlyConfigured(
             f"{_name} is not set. `make run` and `make test` start embedded PostgreSQL and Redis themselves; "
@@ -163,7 +167,7 @@ if DATABASE_POOLING == "transaction":
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env("REDIS_URL")
+REDIS_URL = env("REDIS_URL", default="")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -174,6 +178,27 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="")
+REDIS_SENTINEL_DB = env.int("REDIS_SENTINEL_DB", default=0)
+REDIS_SENTINEL_ADDRESSES: list[tuple[str, int]] = []
+if REDIS_SENTINELS:
+    from voiceagent.redis_sentinel import parse_sentinels
+
+    # Refused at once, DEBUG or not: a wrong list would leave every process without Redis, and say so only as
+    # a stream of connection errors.
+    try:
+        REDIS_SENTINEL_ADDRESSES = parse_sentinels(REDIS_SENTINELS)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"REDIS_SENTINELS cannot be parsed ({exc}): give host:port,host:port.") from None
+    if not REDIS_SENTINEL_MASTER:
+        raise ImproperlyConfigured("REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER, the monitored primary's name, "
+                                   "is not.")
+    CACHES["default"].update({
+        "BACKEND": "voiceagent.redis_sentinel.SentinelRedisCache",
+        "LOCATION": f"sentinel://{REDIS_SENTINEL_MASTER}/{REDIS_SENTINEL_DB}",
+        "OPTIONS": {**CACHES["default"]["OPTIONS"], "sentinels": REDIS_SENTINEL_ADDRESSES,
+                    "master": REDIS_SENTINEL_MASTER, "db": REDIS_SENTINEL_DB},
+    })
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -297,6 +322,16 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+if REDIS_SENTINELS:
+    # kombu's sentinel transport: every (re)connection asks the sentinels for the primary.
+    CELERY_BROKER_URL = ";".join(
+        f"sentinel://{f'[{host}]' if ':' in host else host}:{port}/{REDIS_SENTINEL_DB}"
+        for host, port in REDIS_SENTINEL_ADDRESSES
+    )
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({
+        "master_name": REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+    })
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # How long a publish may wait for the broker in all (kombu retries within it). A web request publishes after its
 # commit: with the broker gone, the first publish waits this long, then the outbox's breaker skips publishing (the
@@ -308,7 +343,45 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Beat without a state file, safe to run on every machine (voiceagent/beat.py): each entry runs once per period of
+# Redis's clock, claimed in Redis, whatever the number of beats; a beat on a fresh machine keeps the schedule.
+CELERY_BEAT_SCHEDULER = "voiceagent.beat:ClaimingScheduler"
 CELERY_BEAT_SCHEDULE = {}
+DAY = 24 * 3600
+
+
+PERIODIC_EXPIRES_AT_LEAST = 60
+
+
+def _periodic(name: str, task: str, every: float, *, time_limit: float) -> None:
+    """A beat entry every `every` seconds. A run that has not started within its period (or a minute, whichever is
+    longer) is dropped (`expires`), so a stopped worker does not come back to a pile of stale sweeps. Celery checks
+    an expiry against the worker's own clock: with a second's expiry, a worker whose clock ran 30 s ahead dropped
+    every sweep it took, so the minute is what clocks may disagree by. `time_limit` seconds into a run the task is
+    told to stop (soft limit: purges stop between batches), and 30 s later its process is killed."""
+    CELERY_BEAT_SCHEDULE[name] = {
+        "task": task, "schedule": every,
+        "options": {"expires": max(every, PERIODIC_EXPIRES_AT_LEAST), "soft_time_limit": time_limit,
+                    "time_limit": time_limit + 30},
+    }
+
+
+# Three queues, so a backlog in one never delays the others (README "Queues"): webhook deliveries, notification
+# e-mails, and maintenance (the sweeps, the purges, audit sealing; also whatever task names no route). Each is a
+# Redis list of its own, and the Procfile runs a worker per queue, so a million queued deliveries neither hold a
+# password-reset e-mail back nor starve the sweeps that re-enqueue lost work.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in ("deliveries", "email", "maintenance")]
+CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+CELERY_TASK_ROUTES = {
+    "webhooks.deliver_batch": {"queue": "deliveries"},
+    "notifications.send": {"queue": "email"},
+    "webhooks.sweep": {"queue": "maintenance"},
+    "webhooks.purge_delivery_log": {"queue": "maintenance"},
+    "notifications.sweep": {"queue": "maintenance"},
+    "calls.abandon_stale_calls": {"queue": "maintenance"},
+    "orgs.purge_idempotency_keys": {"queue": "maintenance"},
+    "audit.*": {"queue": "maintenance"},
+}
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
 WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=float, default=[])  # empty: the standard schedule
@@ -338,26 +411,32 @@ EXPORT_PLACE_TTL_SECONDS = env.float("EXPORT_PLACE_TTL_SECONDS", default=60.0)
 # gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
 # `--workers` given on the command line counts too).
 WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))
-CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
-CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_delivery_log", "schedule": 24 * 3600}
+_periodic("webhooks-sweep", "webhooks.sweep", WEBHOOK_SWEEP_INTERVAL_SECONDS, time_limit=60)
+_periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, time_limit=3600)
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
-CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
-CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
+_periodic("calls-abandon-stale", "calls.abandon_stale_calls", 60, time_limit=60)
+_periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
-CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
-CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
+# The key the chain's MACs and the signed heads derive from (audit/keys.py); unset, it derives from SECRET_KEY, so
+# rotating SECRET_KEY would then fail every earlier entry's check: set it once and keep it (docs/api.md#audit-trail).
+AUDIT_CHAIN_KEY = env("AUDIT_CHAIN_KEY", default="")
+# `GET /v1/audit-events/verify` hashes at most this many entries per request (past the org's checkpoint); more
+# unverified than that and it checks this many, says `complete: false`, and a verification job does the rest.
+AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
+# A verification job with no progress for this long (its task lost with the broker) no longer blocks a new one.
+AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
+_periodic("audit-seal-pending", "audit.seal_pending", 10, time_limit=60)
+_periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default
 NOTIFICATION_REENQUEUE_AFTER_SECONDS = env.float("NOTIFICATION_REENQUEUE_AFTER_SECONDS", default=30)
 NOTIFICATION_SWEEP_INTERVAL_SECONDS = env.float("NOTIFICATION_SWEEP_INTERVAL_SECONDS", default=5)
-CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
-    "task": "notifications.sweep", "schedule": NOTIFICATION_SWEEP_INTERVAL_SECONDS,
-}
+_periodic("notifications-sweep", "notifications.sweep", NOTIFICATION_SWEEP_INTERVAL_SECONDS, time_limit=60)
 # Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
 # connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)

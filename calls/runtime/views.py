@@ -17,6 +17,7 @@ from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
+from core import numbers
 from core.errors import ValidationFailed
 from core.runtime.views import RuntimeAPIView
 from core.tenancy import get_for_org
@@ -163,7 +164,7 @@ class RecordingUploadView(RuntimeAPIView):
         if not content:
             raise ValidationFailed(field_errors={"file": ["The recording is empty."]})
         try:
-            duration = int(raw_duration) if raw_duration not in (None, "") else None
+            duration = numbers.parse_integer(str(raw_duration)) if raw_duration not in (None, "") else None
             if duration is not None and not 0 <= duration <= DURATION_MAX:
                 raise ValueError
         except ValueError:

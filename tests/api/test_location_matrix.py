@@ -101,12 +101,13 @@ def world(org, l1, l2, settings):
         "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number",
                                         location_ids=[l2.id]),
         "audit_event": type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})(),
+        "audit_verification": type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})(),
         "export": type("NoSuchKind", (), {"pk": "payments.csv"})(),
     }
 
 
 def _ids(world: dict) -> set[str]:
-    return {str(obj.pk) for name, obj in world.items() if name not in ("audit_event", "export")}
+    return {str(obj.pk) for name, obj in world.items() if name not in ("audit_event", "audit_verification", "export")}
 
 
 @pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in OBJECT_CASES if _scoped_here(t)])

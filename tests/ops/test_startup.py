@@ -156,3 +156,25 @@ def test_seed_demo_refuses_its_public_password_outside_debug(settings):
     settings.DEBUG = True
     call_command("seed_demo", calls=0, stdout=io.StringIO())
     assert get_user_model().objects.filter(username=DEMO_EMAIL).exists()
+
+
+@pytest.mark.parametrize("sentinels", ["127.0.0.1", "127.0.0.1:26379,", "host:port", "a:1;b:2", "h:70000", "::1:5"])
+def test_a_sentinel_list_that_cannot_be_parsed_refuses_to_start_naming_the_setting(monkeypatch, sentinels):
+    with pytest.raises(ImproperlyConfigured, match="^REDIS_SENTINELS cannot be parsed"):
+        _start(monkeypatch, DEBUG="true", REDIS_SENTINELS=sentinels, REDIS_SENTINEL_MASTER="main")
+    with pytest.raises(ImproperlyConfigured, match="REDIS_SENTINEL_MASTER"):
+        _start(monkeypatch, REDIS_SENTINELS="127.0.0.1:26379", REDIS_SENTINEL_MASTER="")
+
+
+def test_a_sentinel_list_puts_the_cache_and_the_broker_behind_sentinel(monkeypatch):
+    monkeypatch.delenv("REDIS_URL", raising=False)  # not needed with Sentinel
+    started = _start(monkeypatch, REDIS_SENTINELS="10.0.0.5:26379, sentinel-b:26380,[fd00::7]:26381",
+                     REDIS_SENTINEL_MASTER="main")
+    cache = started["CACHES"]["default"]
+    assert cache["BACKEND"] == "voiceagent.redis_sentinel.SentinelRedisCache"
+    assert cache["OPTIONS"]["sentinels"] == [("10.0.0.5", 26379), ("sentinel-b", 26380), ("fd00::7", 26381)]
+    assert cache["OPTIONS"]["master"] == "main"
+    assert started["CELERY_BROKER_URL"] == (
+        "sentinel://10.0.0.5:26379/0;sentinel://sentinel-b:26380/0;sentinel://[fd00::7]:26381/0"
+    )
+    assert started["CELERY_BROKER_TRANSPORT_OPTIONS"]["master_name"] == "main"

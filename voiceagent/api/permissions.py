@@ -16,8 +16,9 @@ class HasScope(permissions.BasePermission):
         key = request.auth
         if key is None:
             return False  # DRF turns this into 401 because an authenticator exists
-        # A view may need more than its method says: the audit trail needs `audit` (`read` never grants it).
-        required = getattr(view, "required_scope", None) or required_scope(request.method)
-        if required not in key.scopes:
-            raise InsufficientScope(required)
+        # A view may need more than its method says: the audit trail needs `audit` (`read` never grants it), checked
+        # first; its writes (starting a verification) need `write` as well, as every write does.
+        for required in (getattr(view, "required_scope", None), required_scope(request.method)):
+            if required and required not in key.scopes:
+                raise InsufficientScope(required)
         return True
