@@ -6,6 +6,7 @@ addresses are in var/embedded.env while they run.
 """
 
 import os
+import socket
 import warnings
 from pathlib import Path
 
@@ -93,6 +94,7 @@ INSTALLED_APPS = [
     "calls",
     "webhooks",
     "meetings",
+    "privacy",
     "notifications",
     "dashboard",
     "devtools",
@@ -201,8 +203,12 @@ if REDIS_SENTINELS:
     })
 
 AUTH_PASSWORD_VALIDATORS = [
+    # Not too close to the account's own address (its local part is the first thing a guesser tries).
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+     "OPTIONS": {"user_attributes": ("username", "email", "first_name", "last_name")}},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Where the brakes (log-in, sign-up, reset, invitations) read the client's address (core/clientaddr.py):
 # behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
@@ -381,6 +387,7 @@ CELERY_TASK_ROUTES = {
     "calls.abandon_stale_calls": {"queue": "maintenance"},
     "orgs.purge_idempotency_keys": {"queue": "maintenance"},
     "audit.*": {"queue": "maintenance"},
+    "privacy.*": {"queue": "maintenance"},
 }
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
@@ -399,18 +406,29 @@ WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
 QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
+# Organizations a user may belong to and still create another, and create in any hour: each organization brings
+# quotas and shares of the fleet's places of its own, so one account must not multiply them at will.
+ORGS_PER_USER_MAX = env.int("ORGS_PER_USER_MAX", default=20)
+ORG_CREATIONS_PER_USER_PER_HOUR = env.int("ORG_CREATIONS_PER_USER_PER_HOUR", default=5)
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
-# most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
+# most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four of each node runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
 # CSV exports (core/csvexport.py) hold a web worker for their whole download: at most this many at once per
-# organization, and one web worker in four overall (at least 1). A download's places expire this many seconds after
-# its last progress (a client that stops reading), renewed as it sends.
+# organization (fleet-wide), and one web worker in four of each node (at least 1). A download's places expire this
+# many seconds after its last progress (a client that stops reading), renewed as it sends.
 EXPORTS_PER_ORG_AT_ONCE = env.int("EXPORTS_PER_ORG_AT_ONCE", default=1)
 EXPORT_PLACE_TTL_SECONDS = env.float("EXPORT_PLACE_TTL_SECONDS", default=60.0)
 # gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
 # `--workers` given on the command line counts too).
 WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))
+# This node's name in the keys of what each node counts for itself (the quarter of its web workers that exports and
+# test deliveries may hold): NODE_ID, else the host name and gunicorn's port (gunicorn.conf.py's post_fork sets it),
+# else the host name. Two nodes must never share one.
+NODE_ID = env("NODE_ID", default="") or socket.gethostname()
+# Once more than half of a node's export (or test-delivery) places are held, the rest go only to organizations that
+# took or gave back none in this many seconds (docs/api.md#exports): a few tenants cannot hold them all.
+PLACES_FAIR_SHARE_SECONDS = env.float("PLACES_FAIR_SHARE_SECONDS", default=60.0)
 _periodic("webhooks-sweep", "webhooks.sweep", WEBHOOK_SWEEP_INTERVAL_SECONDS, time_limit=60)
 _periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, time_limit=3600)
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
@@ -431,6 +449,10 @@ AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
 AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
 _periodic("audit-seal-pending", "audit.seal_pending", 10, time_limit=60)
 _periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
+# Privacy (docs/privacy.md): the daily retention purge (stopped between batches past its limit; the next day goes on)
+# and the erasure sweep, on the `maintenance` queue with the other purges.
+_periodic("privacy-purge-expired-content", "privacy.purge_expired_content", DAY, time_limit=6 * 3600)
+_periodic("privacy-sweep-erasures", "privacy.sweep_erasures", 60, time_limit=60)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default
@@ -520,7 +542,10 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
         )
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+# HSTS on by default outside DEBUG (a year): a browser that once reached the dashboard over HTTPS never again tries
+# plain HTTP, where a network attacker could strip TLS. Django sends it on HTTPS answers only, so plain-HTTP setups
+# (make run, the test stack) are unaffected. SECURE_HSTS_SECONDS=0 opts out (a host that may go back to HTTP).
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 
 if _PROBLEMS:

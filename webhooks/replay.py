@@ -16,6 +16,7 @@ from core.errors import Conflict, ValidationFailed
 
 from . import quotas
 from .models import EVENT_TYPES, Delivery, DeliveryAttempt, ReplayRun, Subscription
+from .ssrf import masked_url
 from .tasks import publisher
 
 MAX_REPLAY_DAYS = 30
@@ -109,6 +110,6 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
             ids = [row[0] for row in cursor.fetchall()]
         publisher.publish_on_commit(ids)
         audit.record(org=locked.organization, action="webhook_subscription.replayed", target=locked,
-                     target_label=locked.url, changes={"since": [None, since], "until": [None, until],
+                     target_label=masked_url(locked.url), changes={"since": [None, since], "until": [None, until],
                                                        "types": [None, sorted(wanted)], "queued": [None, len(ids)]})
     return len(ids)

@@ -30,6 +30,7 @@ from notifications.services import notify_webhook_disabled, notify_webhook_exhau
 
 from . import conf, crypto
 from .models import Delivery, DeliveryAttempt, Subscription
+from .ssrf import masked_url
 from .transport import USER_AGENT, Outcome, post
 
 logger = logging.getLogger("webhooks")
@@ -899,7 +900,7 @@ def _disable(subscription_id, reason: str, now) -> bool:
         return False
     subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
     audit.record(org=subscription.organization_id, action="webhook_subscription.auto_disabled", target=subscription,
-                 target_label=subscription.url, actor=audit.SYSTEM,
+                 target_label=masked_url(subscription.url), actor=audit.SYSTEM,
                  changes={"enabled": [True, False], "disabled_reason": ["", reason]})
     # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
     notify_webhook_disabled(subscription=subscription, reason=reason)

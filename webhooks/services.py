@@ -21,6 +21,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit import services as audit
@@ -32,14 +33,15 @@ from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden
 
 from . import crypto, quotas
-from .catalog import CALL_ID_FIELDS
+from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
-from .ssrf import validate_url
+from .ssrf import masked_url, validate_url
 from .tasks import publisher
 
 __all__ = [
     "emit",
+    "events_tombstone",
     "subscription_create",
     "subscription_update",
     "subscription_delete",
@@ -77,7 +79,8 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
-    manager's change is still delivered to the organization-wide subscriptions).
+    manager's change is still delivered to the organization-wide subscriptions). The privacy events also go to
+    every subscription that received what they ask to delete (catalog.AUDIENCE).
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
@@ -91,9 +94,11 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
             call_id=_call_id(type, data), location_id=location_id,
         )
-        subscriptions = Subscription.objects.filter(
-            Subscription.covering(location_id), organization_id=org.pk, enabled=True, events__contains=[type]
-        )
+        listing = Q(events__contains=[type])
+        for implied in AUDIENCE.get(type, ()):
+            listing |= Q(events__contains=[implied])
+        covering = Q() if type in EVERY_LOCATION else Subscription.covering(location_id)
+        subscriptions = Subscription.objects.filter(covering, listing, organization_id=org.pk, enabled=True)
         deliveries = Delivery.objects.bulk_create(
             [
                 # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
@@ -103,6 +108,34 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
         )
         publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
+
+
+def tombstone_data(data: dict, *, reason: str) -> dict:
+    """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
+    ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
+    return {**ids, "content_deleted": True, "content_deleted_reason": reason}
+
+
+def events_tombstone(*, org, call_ids, reason: str, extra_event_ids=()) -> int:
+    """Rewrites the stored bodies of the events about `call_ids` (and `extra_event_ids`) into tombstones: the event
+    feed, the delivery log and every pending or retried delivery (which send `Event.payload` as stored) carry ids
+    only from now on. An event already a tombstone, and the privacy events themselves, are left alone, so a second
+    run writes nothing. Returns how many bodies were rewritten. Runs in the caller's transaction."""
+    call_ids = list(call_ids)
+    events = Event.objects.filter(organization_id=org.pk).exclude(type__in=PRIVACY_EVENTS)
+    query = Q(call_id__in=call_ids) if call_ids else Q(pk__in=[])
+    if extra_event_ids:
+        query |= Q(pk__in=list(extra_event_ids))
+    changed = []
+    for event in events.filter(query).only("id", "type", "created_at", "payload"):
+        body = json.loads(event.payload)
+        if body.get("data", {}).get("content_deleted"):
+            continue
+        event.payload = envelope_bytes(event_id=event.id, type=event.type, created_at=event.created_at,
+                                       data=tombstone_data(body.get("data", {}), reason=reason))
+        changed.append(event)
+    Event.objects.bulk_update(changed, ["payload"], batch_size=500)
+    return len(changed)
 
 
 def _call_id(event_type: str, data: dict) -> uuid.UUID | None:
@@ -191,23 +224,15 @@ def _vet(changes: dict) -> tuple[dict, dict]:
 
 
 def _check_scope(org, changes: dict) -> None:
-    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization, or
-    of any location beyond its own (an unknown id alike: what lies outside the scope is not told apart)."""
+    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization. An id
+    of a location beyond its own is left to `clean_location_ids`, which reads through the scope: `400` under
+    `location_ids` exactly as for an unknown id, so an answer never tells which ids are the organization's other
+    locations."""
     scope = location_ids_of(org)
     if scope is None or "location_ids" not in changes:
         return
-    named = changes["location_ids"]
-    if named is None:
+    if changes["location_ids"] is None:
         raise ScopeForbidden(Subscription.location_rule.what, scope)
-    if isinstance(named, list) and any(_as_uuid(value) not in scope for value in named if _as_uuid(value)):
-        raise ScopeForbidden("webhook subscriptions of other locations", scope)
-
-
-def _as_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value)) if isinstance(value, (str, uuid.UUID)) else None
-    except ValueError:
-        return None
 
 
 def _finish_cleaning(org, changes: dict, cleaned: dict, field_errors: dict) -> dict:
@@ -251,12 +276,21 @@ def subscription_create(
             secret_preview=secret[:8],
         )
         audit.record(org=org, action="webhook_subscription.created", target=subscription,
-                     target_label=subscription.url, changes=audit.created(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.created(audit.values_of(subscription, AUDITED))))
     return subscription, secret
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
 AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second", "location_ids")
+
+
+def audited(changes: dict) -> dict:
+    """`changes` as the audit trail keeps them: a URL masked to its scheme and host (ssrf.masked_url), as everywhere
+    the trail names a subscription; the rest of a URL is for admins, who read it on the subscription itself."""
+    if "url" in changes:
+        changes = {**changes, "url": [None if url is None else masked_url(url) for url in changes["url"]]}
+    return changes
 
 
 def _record_update(locked: Subscription, before: dict) -> None:
@@ -265,8 +299,8 @@ def _record_update(locked: Subscription, before: dict) -> None:
     if changes:
         action = "webhook_subscription.reenabled" if changes.get("enabled") == [False, True] else (
             "webhook_subscription.updated")
-        audit.record(org=locked.organization, action=action, target=locked, target_label=locked.url,
-                     changes=changes)
+        audit.record(org=locked.organization, action=action, target=locked, target_label=masked_url(locked.url),
+                     changes=audited(changes))
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
@@ -332,7 +366,8 @@ def subscription_delete(*, subscription: Subscription) -> None:
     """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
     if Subscription.objects.filter(pk=subscription.pk).delete()[0]:
         audit.record(org=subscription.organization, action="webhook_subscription.deleted", target=subscription,
-                     target_label=subscription.url, changes=audit.deleted(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.deleted(audit.values_of(subscription, AUDITED))))
 
 
 @transaction.atomic
@@ -363,7 +398,7 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
         ]
     )
     audit.record(org=locked.organization, action="webhook_subscription.secret_rotated", target=locked,
-                 target_label=locked.url, changes={"secret": ["[redacted]", "[redacted]"],
+                 target_label=masked_url(locked.url), changes={"secret": ["[redacted]", "[redacted]"],
                                                    "grace_period_seconds": [None, grace_period_seconds]})
     return locked, secret
 
@@ -410,7 +445,8 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     ids = _requeue_failed(subscription=locked, since=since, now=now)
     publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
-                 target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
+                 target_label=masked_url(subscription.url),
+                 changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from audit.actions import ACTIONS, is_known_filter
+from core.api.serializers import RangeDateTimeField
 from core.api.views import ListParams
 
 
@@ -11,8 +12,8 @@ class AuditEventListParams(ListParams):
     )
     actor_id = serializers.CharField(required=False, max_length=64, help_text="Only entries by this actor.")
     target_id = serializers.CharField(required=False, max_length=64, help_text="Only entries about this object.")
-    since = serializers.DateTimeField(required=False, help_text="Entries at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="Entries at or before (ISO 8601).")
+    since = RangeDateTimeField(required=False, help_text="Entries at or after (ISO 8601).")
+    until = RangeDateTimeField(required=False, help_text="Entries at or before (ISO 8601).")
 
     def validate_action(self, value):
         if not is_known_filter(value):

@@ -178,3 +178,27 @@ def test_a_sentinel_list_puts_the_cache_and_the_broker_behind_sentinel(monkeypat
         "sentinel://10.0.0.5:26379/0;sentinel://sentinel-b:26380/0;sentinel://[fd00::7]:26381/0"
     )
     assert started["CELERY_BROKER_TRANSPORT_OPTIONS"]["master_name"] == "main"
+
+
+def test_hsts_is_on_for_a_year_outside_debug_with_an_opt_out(monkeypatch):
+    assert _start(monkeypatch)["SECURE_HSTS_SECONDS"] == 31536000
+    assert _start(monkeypatch, SECURE_HSTS_SECONDS="0")["SECURE_HSTS_SECONDS"] == 0  # the documented opt-out
+    assert _start(monkeypatch, DEBUG="true")["SECURE_HSTS_SECONDS"] == 0  # make run on plain http://127.0.0.1
+
+
+@pytest.mark.django_db
+def test_an_https_answer_carries_hsts_and_a_plain_http_one_does_not(client):
+    assert client.get("/login/", secure=True)["Strict-Transport-Security"] == "max-age=31536000"
+    assert "Strict-Transport-Security" not in client.get("/login/")
+
+
+def test_the_similarity_and_numeric_password_validators_are_on():
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+
+    user = get_user_model()(username="maria.lopez@example.com", email="maria.lopez@example.com")
+    with pytest.raises(ValidationError, match="too similar to the"):
+        validate_password("maria.lopez@example", user)
+    with pytest.raises(ValidationError, match="entirely numeric"):
+        validate_password("80451739261847", user)
+    validate_password("a-long-unusual-passphrase", user)

@@ -15,6 +15,7 @@ from rest_framework.settings import api_settings
 
 from core import dbreach
 from core.errors import DomainError, ValidationFailed, error_body
+from core.sensitive import DEFAULT_KINDS, Policy, redact_text
 
 logger = logging.getLogger("voiceagent.api")
 
@@ -115,8 +116,21 @@ def _validation_body(exc: ValidationFailed) -> dict:
     """The one place a validation failure becomes its body on the machine interfaces: services and serializers
     report dotted paths (the dashboard shows them beside the field they concern), clients get field names."""
     details = exc.details or {}
-    return ValidationFailed(form_errors=details.get("formErrors"),
-                            field_errors=by_field_name(details.get("fieldErrors") or {})).body()
+    field_errors = {name: [_unechoed(message) for message in messages]
+                    for name, messages in by_field_name(details.get("fieldErrors") or {}).items()}
+    return ValidationFailed(form_errors=[_unechoed(message) for message in details.get("formErrors") or []],
+                            field_errors=field_errors).body()
+
+
+# Some messages quote the value refused ('"x" is not a valid choice.'): a card, government id or bank account
+# number a runtime put in the wrong field is not sent back, nor logged by whoever logs the answer.
+_ECHO_POLICY = Policy(kinds=frozenset(DEFAULT_KINDS))
+
+
+def _unechoed(message):
+    if not isinstance(message, str) or not any(character.isdigit() for character in message):
+        return message
+    return redact_text(message, _ECHO_POLICY)
 
 
 def api_exception_handler(exc, context):

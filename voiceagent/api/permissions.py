@@ -21,4 +21,9 @@ class HasScope(permissions.BasePermission):
         for required in (getattr(view, "required_scope", None), required_scope(request.method)):
             if required and required not in key.scopes:
                 raise InsufficientScope(required)
+        # And some need a scope besides those: erasures need `privacy` (checked after the method's, so a read key's
+        # POST is told it lacks `write`).
+        also = getattr(view, "also_required_scope", None)
+        if also and also not in key.scopes:
+            raise InsufficientScope(also)
         return True
