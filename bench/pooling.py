@@ -15,10 +15,15 @@ Goals (issue 38): pooled within 10% of direct (ratio >= 0.9) for both endpoints;
 direct and pooled.
 """
 
+import http.client
 import os
 import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.api_reads import (
@@ -29,13 +34,34 @@ from bench.api_reads import (
     SECONDS,
     _concurrent,
     _free_port,
-    _start_gunicorn,
     _start_redis,
     prepare,
 )
 
 sys.path.insert(0, str(ROOT))
 from scripts.pgbouncer import executable, from_url  # noqa: E402
+
+
+def _start(env: dict, port: int, log_path) -> subprocess.Popen:
+    """The project's gunicorn command from the root (gunicorn.conf.py applies), ready once /bench/bare answers; up to
+    two minutes, as three servers booting beside other work on a 2-core machine take a while."""
+    log = open(log_path, "wb")  # noqa: SIM115 - the server's; left to the process
+    server = subprocess.Popen(  # noqa: S603 - our own command
+        [str(ROOT / ".venv/bin/gunicorn"), "voiceagent.wsgi", "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/bench/bare")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server.kill()
+    raise RuntimeError(f"gunicorn did not start:\n{Path(log_path).read_text()[-3000:]}")
 
 
 def _stop(server) -> None:
@@ -64,14 +90,15 @@ def main():
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
     ports = {name: _free_port() for name in ("bare", "direct", "pooled")}
+    logs = Path(tempfile.mkdtemp(prefix="bench-pooling-"))
     servers = {}
     try:
-        servers["bare"] = _start_gunicorn({**common, "DJANGO_SETTINGS_MODULE": "bench.bare_settings",
-                                           "WEB_ACCESS_LOG": ""}, ports["bare"])
-        servers["direct"] = _start_gunicorn(common, ports["direct"])
+        servers["bare"] = _start({**common, "DJANGO_SETTINGS_MODULE": "bench.bare_settings", "WEB_ACCESS_LOG": ""},
+                                 ports["bare"], logs / "bare.log")
+        servers["direct"] = _start(common, ports["direct"], logs / "direct.log")
         pooled_url = pooler.url(urlsplit(database_url).path.lstrip("/"))
-        servers["pooled"] = _start_gunicorn({**common, "DATABASE_URL": pooled_url, "DATABASE_POOLING": "transaction"},
-                                            ports["pooled"])
+        servers["pooled"] = _start({**common, "DATABASE_URL": pooled_url, "DATABASE_POOLING": "transaction"},
+                                   ports["pooled"], logs / "pooled.log")
         auth = {"Authorization": f"Bearer {plaintext}"}
         paths = {"/v1/me": "/v1/me", "calls": "/v1/calls?limit=50"}
         for name in ("direct", "pooled"):  # warm every worker's connection and caches

@@ -151,3 +151,20 @@ def test_readyz_is_braked_per_client_address(settings):
     for _ in range(3):
         Client(REMOTE_ADDR="2001:db8:7::1").get("/readyz")
     assert Client(REMOTE_ADDR="2001:db8:7::2").get("/readyz").status_code == 429  # one IPv6 /64, one count
+
+
+def test_a_migration_missing_makes_it_503_unavailable(client, monkeypatch):
+    """A node started with new code before `migrate` ran cannot serve it: out of the load balancer's rotation."""
+
+    class Unmigrated:
+        def __init__(self, connection):
+            self.loader = type("Loader", (), {"graph": type("Graph", (), {"leaf_nodes": lambda self: []})()})()
+
+        def migration_plan(self, targets):
+            return [("calls", "9999_not_applied")]
+
+    monkeypatch.setattr(health, "MigrationExecutor", Unmigrated)
+    monkeypatch.setattr(health, "_migrated", set())
+    status, body, _ = _ready(client)
+    assert (status, body["status"]) == (503, "unavailable")
+    assert body["checks"]["database"]["error"] == "RuntimeError"

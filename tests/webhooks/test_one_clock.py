@@ -4,6 +4,7 @@ other worker holds and the rate cap holds within 5%. With the workers' own clock
 lease the other held as expired (sent twice) and sent rate-capped slots at once as already past."""
 
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 LIBFAKETIME = next((path for path in ("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
                                       "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1")
                     if Path(path).exists()), None)
-EVENTS = 60
+EVENTS = 80
 RATE = 10  # per second, the capped subscription's
 WORKERS = {
     "WEBHOOK_ALLOW_LOCAL_URLS": "1",
@@ -59,7 +60,10 @@ def test_a_worker_30_seconds_ahead_sends_nothing_twice_and_keeps_the_rate_cap(or
     for calls in (capped_calls, slow_calls):
         ids = [call["headers"]["webhook-id"] for call in calls]
         assert sorted(ids) == sorted(events), f"sent twice: {len(ids) - len(set(ids))}"
+    # The sustained rate: the slope of the sends' count over their arrival times (least squares), which one send
+    # delayed by a busy machine does not move the way it moves first-to-last. Sending rate-capped slots at once, as
+    # the fast clock did, drains at the in-flight cap's pace (about 50 a second here).
     arrivals = sorted(call["at"] for call in capped_calls)
-    rate = (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
+    rate = statistics.linear_regression(arrivals, range(len(arrivals))).slope
     assert rate <= RATE * 1.05, rate
 
