@@ -19,7 +19,7 @@ keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # gthread only: the sync 
 limit_request_line = 8190
 # The access log writes the path without its query string (%(U)s): recording tokens travel in the query string,
 # and keys in a header that is never logged.
-accesslog = "-"
+accesslog = os.environ.get("WEB_ACCESS_LOG", "-") or None  # "" turns it off (the bench's bare ceiling)
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)sB %(M)sms request_id=%({x-request-id}o)s'
 # Invitation and password-reset links carry their token in the path: both gunicorn logs go through the project's
 # redaction (voiceagent/logging.py).

@@ -7,9 +7,9 @@ under `fieldErrors.fields`, each message naming the call field (`party_size: mus
 """
 
 import datetime
-import decimal
 import math
 
+from core import numbers
 from core.errors import ValidationFailed
 from knowledge.models import CallField
 from knowledge.selectors import call_fields_that_apply
@@ -18,6 +18,7 @@ from knowledge.services import CALL_FIELD_NAME
 from .evidence import MAX_QUOTE_CHARS, fold_quote
 
 MAX_STRING_CHARS = 1000
+TEXT_TYPES = (CallField.Type.STRING, CallField.Type.ENUM)
 ENTRY_KEYS = frozenset({"value", "evidence"})
 
 
@@ -99,16 +100,15 @@ def call_field_filter(*, org, raw: dict[str, str]) -> dict:
 
 def parse_filter_value(field: CallField, raw: str):
     """A query string's `fields.<name>=<raw>` as the JSON value stored for `field`, or raises ValueError with the
-    problem: numbers and booleans are parsed, dates and strings compared as given."""
+    problem: numbers and booleans are parsed, dates and strings compared as given. A value that is converted
+    (a number, a boolean, a date) is at most `numbers.MAX_CHARS` characters, checked before anything reads it
+    (core/numbers.py says why); a string or a choice is compared as given, so its cap is the one its value had
+    to meet when stored (a longer one could match nothing)."""
+    cap = MAX_STRING_CHARS if field.type in TEXT_TYPES else numbers.MAX_CHARS
+    if len(raw) > cap:
+        raise ValueError(f"must be at most {cap} characters")
     if field.type == CallField.Type.NUMBER:
-        try:
-            number = decimal.Decimal(raw.strip())
-        except decimal.InvalidOperation:
-            raise ValueError("must be a number") from None
-        if not number.is_finite():
-            raise ValueError("must be a number")
-        # A whole number exactly (a float would round 10**20 + 1), else as the float the completion's JSON stored.
-        return int(number) if number == number.to_integral_value() else float(number)
+        return numbers.parse_number(raw)
     if field.type == CallField.Type.BOOLEAN:
         if raw not in ("true", "false"):
             raise ValueError("must be true or false")

@@ -218,10 +218,13 @@ def _run_epoch_script(backend, keys: list[str], args: list) -> list:
     interleaves on it; any failure drops it, and the next call opens another. `backend` is the cache's client
     object (RedisCache._cache)."""
     connection = getattr(_thread, "connection", None)
-    if connection is None or _thread.backend is not backend:
-        connection = backend._get_connection_pool(write=True).make_connection()
-        _thread.connection, _thread.backend = connection, backend
     try:
+        if connection is None or _thread.backend is not backend:
+            connection = backend._get_connection_pool(write=True).make_connection()
+            # Connected here, not by send_command: that connects to the pool's address as given, and behind
+            # Sentinel there is none (it went to localhost:6379); connect() asks Sentinel for the primary.
+            connection.connect()
+            _thread.connection, _thread.backend = connection, backend
         try:
             connection.send_command("EVALSHA", _EPOCH_AND_COUNT_SHA, len(keys), *keys, *args)
             return connection.read_response()
@@ -229,7 +232,8 @@ def _run_epoch_script(backend, keys: list[str], args: list) -> list:
             connection.send_command("EVAL", _EPOCH_AND_COUNT, len(keys), *keys, *args)
             return connection.read_response()
     except BaseException:
-        connection.disconnect()
+        if connection is not None:
+            connection.disconnect()
         _thread.connection = None
         raise
 
@@ -504,6 +508,27 @@ def mark(name: str, value: str, *, ttl: float) -> None:
             _down(exc)
 
 
+def mark_once(name: str, *, ttl: float) -> bool | None:
+    """Sets `name` for `ttl` seconds unless it is set (SET NX PX, one round trip): True when this call set it, False
+    when it was set already, None when Redis cannot be reached (the caller decides what an unknown means)."""
+    if not _redis_ok():
+        return None
+    try:
+        return bool(_client().set(_name(name), "1", nx=True, px=int(ttl * 1000)))
+    except (RedisError, OSError) as exc:
+        _down(exc)
+        return None
+
+
+def unmark(name: str) -> None:
+    """Clears what `mark` or `mark_once` set; nothing when Redis cannot be reached (the TTL clears it)."""
+    if _redis_ok():
+        try:
+            _client().delete(_name(name))
+        except (RedisError, OSError) as exc:
+            _down(exc)
+
+
 def peek(counter: str) -> int:
     """The current count (0 when none)."""
     if _redis_ok():
@@ -555,22 +580,38 @@ def reset() -> None:
     _down_until = 0.0
 
 
+def redis_time() -> float:
+    """Redis's clock, in seconds since the epoch: the one every process agrees on where Redis decides (beat's
+    periods). Raises RedisError or OSError: the caller decides what not knowing means."""
+    seconds, micros = _client().time()
+    return seconds + micros / 1_000_000
+
+
+def ping() -> bool:
+    """Whether Redis answers PONG (raises RedisError or OSError when it cannot be reached)."""
+    return bool(_client().ping())
+
+
+def claim(name: str, holder: str, *, ttl: float) -> bool:
+    """Creates `name` (SET NX PX) holding `holder` for `ttl` seconds: True for the one caller that created it, False
+    while it exists. Raises RedisError or OSError (no fallback: a claim only Redis can arbitrate)."""
+    return bool(_client().set(_name(name), holder, nx=True, px=max(1, int(ttl * 1000))))
+
+
 # A set of recent members (a sorted set scored by when each was added): what is in it and younger than `max_age`
 # seconds. Members older than that are dropped as presumed lost, so a member whose removal never came (a process
-# killed in between) costs nothing after `max_age`.
-_RECENT_COUNT_SCRIPT = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-return redis.call('ZCARD', KEYS[1])
+# killed in between) costs nothing after `max_age`. Scored on Redis's clock (TIME), as every process that adds or
+# counts agrees on it whatever its own says; the key's TTL is set in the step that adds.
+_RECENT_ADD_SCRIPT = """
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(t[1]) + tonumber(t[2]) / 1000000, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
 """
-
-
-# Adds a member and makes the set live at least `max_age` more seconds, in one step (a set never lives on without an
-# expiry).
-_RECENT_ADD = """
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('TTL', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('EXPIRE', KEYS[1], ARGV[3])
-end
+_RECENT_COUNT_SCRIPT = """
+local t = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(t[1]) + tonumber(t[2]) / 1000000 - tonumber(ARGV[1]))
+return redis.call('ZCARD', KEYS[1])
 """
 
 
@@ -579,7 +620,7 @@ def recent_add(key: str, member: str, *, max_age: float) -> None:
     if not _redis_ok():
         return
     try:
-        _script(_RECENT_ADD)(keys=[_name(key)], args=[time.time(), member, math.ceil(max_age) + 1])
+        _client().eval(_RECENT_ADD_SCRIPT, 1, _name(key), member, math.ceil(max_age) + 1)
     except (RedisError, OSError) as exc:
         _down(exc)
 
@@ -599,7 +640,7 @@ def recent_count(key: str, *, max_age: float) -> int | None:
     if not _redis_ok():
         return None
     try:
-        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), time.time() - max_age))
+        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), max_age))
     except (RedisError, OSError) as exc:
         _down(exc)
         return None

@@ -22,3 +22,8 @@ def webhook_subscription_url(subscription_id) -> str:
 def invitation_url(invitation_id, token: str) -> str:
     """An invitation's accept page (the link in the invitation e-mail)."""
     return f"{settings.DASHBOARD_URL}/invitations/{invitation_id}/{token}/"
+
+
+def password_reset_url(uidb64: str, token: str) -> str:
+    """A password reset link (the reset mail's, made by the e-mail sender at send time)."""
+    return f"{settings.DASHBOARD_URL}/password-reset/{uidb64}/{token}/"

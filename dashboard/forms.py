@@ -9,6 +9,7 @@ from datetime import datetime, time, timedelta
 from django import forms
 from django.utils import timezone
 
+from core import numbers
 from core.errors import Conflict, DomainError, NotFound, ValidationFailed
 from core.tenancy import ScopeForbidden
 from core.timefmt import DAY_RANGE_ERROR, supported_day
@@ -81,6 +82,16 @@ class DashboardFormMixin:
             if missing is None:
                 raise
             self.add_error(missing_field, missing)
+
+
+class BoundedIntegerField(forms.IntegerField):
+    """An integer typed as text, refused before conversion when longer than any number we take (core/numbers.py:
+    converting a long digit string costs time quadratic in its length)."""
+
+    def to_python(self, value):
+        if isinstance(value, str) and len(value.strip()) > numbers.MAX_CHARS:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
 
 
 class DashboardForm(DashboardFormMixin, forms.Form):

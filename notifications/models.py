@@ -22,6 +22,11 @@ class Kind(models.TextChoices):
     WEBHOOK_PROBLEMS = "webhook_problems", "Webhook problems"
     # Sent to the invited address only; nobody subscribes to it, so it is not a recipient's field.
     INVITATIONS = "invitations", "Invitations"
+    # A dashboard account's own mail (belonging to no organization, so no organization's list shows it): a password
+    # reset link (resolved to its account by the worker, see notifications.sender) and the notice of repeated
+    # failed log-ins.
+    PASSWORD_RESET = "password_reset", "Password reset"
+    ACCOUNT_LOCKED = "account_locked", "Failed log-ins"
 
 
 # The kinds a recipient chooses, each a boolean field of NotificationRecipient.
@@ -92,6 +97,11 @@ class EmailNotification(OrgOwnedModel):
 
     location_rule = Unlocated()
 
+    # Null for an account's own mail (Kind.PASSWORD_RESET, Kind.ACCOUNT_LOCKED), which belongs to no organization.
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         SENT = "sent", "Sent"
@@ -115,7 +125,8 @@ class EmailNotification(OrgOwnedModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["organization", "source", "to_email"], name="uniq_email_notification_per_recipient"
+                fields=["organization", "source", "to_email"], name="uniq_email_notification_per_recipient",
+                nulls_distinct=False,  # an account's mail (no organization) is one row per source and address too
             ),
         ]
         indexes = [

@@ -86,6 +86,15 @@ CALL_FIELD_VALUE = strict({
 CALL_FIELDS = {"type": "object", "propertyNames": {"pattern": r"^[a-z][a-z0-9_]{0,63}$"},
                "additionalProperties": CALL_FIELD_VALUE}
 
+# What the detector replaced in the call's text before it was stored (docs/privacy.md#redaction).
+REDACTION_KINDS = ["card_number", "government_id", "bank_account", "email", "phone_number", "date_of_birth"]
+REDACTION = strict({
+    "detector_version": nullable({"type": "string"}),
+    "counts": {"type": "object", "propertyNames": {"enum": REDACTION_KINDS},
+               "additionalProperties": {"type": "integer", "minimum": 1}},
+    "recording_withheld": {"type": "boolean"},
+})
+
 _CALL_ENDED_BASE = {
     "call_id": UUID,
     "location_id": nullable(UUID),
@@ -102,6 +111,7 @@ _CALL_ENDED_BASE = {
     "trail": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string"},
     "fields": CALL_FIELDS,
+    "redaction": REDACTION,
 }
 CALL_ENDED = {
     **strict({**_CALL_ENDED_BASE, "order_status": {"const": "new"}, "order": ORDER}, required=list(_CALL_ENDED_BASE)),
@@ -221,9 +231,24 @@ DATA_SCHEMAS["meeting.outcome_approved"] = strict({
     "status_url": {"type": "string", "format": "uri"},
 })
 
+CONTENT_PARTS = ["transcript", "recording"]
+CONTENT_DELETED_REASONS = ["retention", "request", "erasure"]
+DATA_SCHEMAS["call.content_deleted"] = strict({
+    "call_id": UUID,
+    "location_id": nullable(UUID),
+    "parts": {"type": "array", "items": {"enum": CONTENT_PARTS}, "minItems": 1, "uniqueItems": True},
+    "reason": {"enum": CONTENT_DELETED_REASONS},
+})
+DATA_SCHEMAS["contact.erased"] = strict({
+    "erasure_request_id": UUID,
+    "contact_id": nullable(UUID),
+    "call_ids": {"type": "array", "items": UUID},
+})
+
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
-    "organization's call fields as heard (`fields`) and, for an `order` outcome, the order with its status.",
+    "organization's call fields as heard (`fields`), what was redacted from its text (`redaction`) and, for an "
+    "`order` outcome, the order with its status.",
     "call.recording_ready": "A call's recording can be fetched (GET /v1/calls/{id}/recording).",
     "call_order.status_changed": "An order placed during a call moved to another status (by the team, the API or "
     "the caller).",
@@ -233,7 +258,25 @@ DESCRIPTIONS = {
     "call.appointment_booked": "The agent booked an appointment on one of the org's calendars.",
     "contact.created": "A caller not seen before became a contact.",
     "meeting.outcome_approved": "An admin approved a meeting's outcome and sent it (the meetings product).",
+    "call.content_deleted": "A call's content (`transcript`: its transcript, summary and every text that quoted the "
+    "caller; `recording`: its audio) was deleted, by the retention policy, on request or by an erasure. Delete your "
+    "copies. Sent to every subscription that receives call events.",
+    "contact.erased": "A caller was erased on their request (GDPR, CCPA): delete the contact and these calls in your "
+    "systems. Ids only. Sent to every subscription that receives call or contact events.",
 }
+
+# Who receives the privacy events besides the subscriptions that list them: every subscription that got what they
+# tell it to delete (docs/privacy.md). `contact.erased` goes to such subscriptions whatever their locations: a
+# caller is the whole organization's.
+_CALL_TYPES = ("call.ended", "call.recording_ready", "call_order.status_changed", "call.callback_requested",
+               "call.message_taken", "call.escalation_triggered", "call.appointment_booked")
+AUDIENCE = {
+    "call.content_deleted": _CALL_TYPES,
+    "contact.erased": (*_CALL_TYPES, "contact.created"),
+}
+EVERY_LOCATION = frozenset({"contact.erased"})
+# Events that are the tombstones' own: never rewritten into one.
+PRIVACY_EVENTS = frozenset({"call.content_deleted", "contact.erased"})
 
 # The data field that names the call an event is about, for the event types that are about one.
 CALL_ID_FIELDS = {
@@ -245,6 +288,7 @@ CALL_ID_FIELDS = {
     "call.escalation_triggered": "call_id",
     "call.appointment_booked": "call_id",
     "contact.created": "first_call_id",
+    "call.content_deleted": "call_id",
 }
 
 # Credentials an event carries for its receivers alone: (data field holding a URL, the URL's query parameter). The
@@ -277,7 +321,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order, each with its description and envelope schema."""
+    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and
+    envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

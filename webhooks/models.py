@@ -18,7 +18,7 @@ from orgs.tenancy import AtLocation, LocationRule, OrgOwnedModel, OrgOwnedQueryS
 
 from . import crypto
 
-# The nine event types of the spec, in the spec's order.
+# The nine event types of the spec, in the spec's order, then the privacy events.
 EVENT_TYPES = (
     "call.ended",
     "call.recording_ready",
@@ -29,6 +29,9 @@ EVENT_TYPES = (
     "call.appointment_booked",
     "contact.created",
     "meeting.outcome_approved",
+    # Privacy (docs/privacy.md): a call's content was deleted; a caller was erased. Ids only.
+    "call.content_deleted",
+    "contact.erased",
 )
 API_VERSION = "v1"
 

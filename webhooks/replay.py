@@ -9,9 +9,9 @@ sees each event once however often it catches up.
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 
 from . import quotas
@@ -89,7 +89,7 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
     that succeeded or is pending. Returns how many were queued. Conflict (`enabled`) when it is disabled: nothing
     would be sent; Conflict (`replay`) while an earlier replay or recover of it is still being delivered;
     ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the queued deliveries are due now on the clock the claim reads
     until = now if until is None else until
     _check_range(since, until, now)
     wanted = set(subscription.events) if types is None else set(_check_types(types)) & set(subscription.events)

@@ -21,9 +21,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
@@ -31,7 +33,7 @@ from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden
 
 from . import crypto, quotas
-from .catalog import CALL_ID_FIELDS
+from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import masked_url, validate_url
@@ -39,6 +41,7 @@ from .tasks import publisher
 
 __all__ = [
     "emit",
+    "events_tombstone",
     "subscription_create",
     "subscription_update",
     "subscription_delete",
@@ -76,7 +79,8 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
-    manager's change is still delivered to the organization-wide subscriptions).
+    manager's change is still delivered to the organization-wide subscriptions). The privacy events also go to
+    every subscription that received what they ask to delete (catalog.AUDIENCE).
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
@@ -84,22 +88,54 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
     payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
+    due = dbclock.now()
     with transaction.atomic():
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
             call_id=_call_id(type, data), location_id=location_id,
         )
-        subscriptions = Subscription.objects.filter(
-            Subscription.covering(location_id), organization_id=org.pk, enabled=True, events__contains=[type]
-        )
+        listing = Q(events__contains=[type])
+        for implied in AUDIENCE.get(type, ()):
+            listing |= Q(events__contains=[implied])
+        covering = Q() if type in EVERY_LOCATION else Subscription.covering(location_id)
+        subscriptions = Subscription.objects.filter(covering, listing, organization_id=org.pk, enabled=True)
         deliveries = Delivery.objects.bulk_create(
             [
-                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
+                # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
+                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=due, enqueued_at=due)
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
         publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
+
+
+def tombstone_data(data: dict, *, reason: str) -> dict:
+    """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
+    ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
+    return {**ids, "content_deleted": True, "content_deleted_reason": reason}
+
+
+def events_tombstone(*, org, call_ids, reason: str, extra_event_ids=()) -> int:
+    """Rewrites the stored bodies of the events about `call_ids` (and `extra_event_ids`) into tombstones: the event
+    feed, the delivery log and every pending or retried delivery (which send `Event.payload` as stored) carry ids
+    only from now on. An event already a tombstone, and the privacy events themselves, are left alone, so a second
+    run writes nothing. Returns how many bodies were rewritten. Runs in the caller's transaction."""
+    call_ids = list(call_ids)
+    events = Event.objects.filter(organization_id=org.pk).exclude(type__in=PRIVACY_EVENTS)
+    query = Q(call_id__in=call_ids) if call_ids else Q(pk__in=[])
+    if extra_event_ids:
+        query |= Q(pk__in=list(extra_event_ids))
+    changed = []
+    for event in events.filter(query).only("id", "type", "created_at", "payload"):
+        body = json.loads(event.payload)
+        if body.get("data", {}).get("content_deleted"):
+            continue
+        event.payload = envelope_bytes(event_id=event.id, type=event.type, created_at=event.created_at,
+                                       data=tombstone_data(body.get("data", {}), reason=reason))
+        changed.append(event)
+    Event.objects.bulk_update(changed, ["payload"], batch_size=500)
+    return len(changed)
 
 
 def _call_id(event_type: str, data: dict) -> uuid.UUID | None:
@@ -370,8 +406,9 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
 @transaction.atomic
 def delivery_retry(*, delivery: Delivery) -> Delivery:
     """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
-    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight."""
-    now = timezone.now()
+    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight (its lease
+    judged on PostgreSQL's clock, as the claim judges it)."""
+    now = dbclock.now()
     updated = Delivery.objects.filter(pk=delivery.pk).exclude(claimed_until__gt=now).update(
         status=Delivery.Status.PENDING,
         next_attempt_at=now,
@@ -394,7 +431,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     many were re-queued: exactly the rows it reset, which are the rows it enqueues (a delivery that stopped being
     failed meanwhile is neither counted nor enqueued). Conflict (`replay`) while an earlier replay or recover of it
     is still being delivered; ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the re-queued deliveries are due now on the clock the claim reads
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:

@@ -17,6 +17,7 @@ from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
+from core import numbers
 from core.api.serializers import RangeDateTimeField
 from core.errors import ValidationFailed
 from core.runtime.views import RuntimeAPIView
@@ -49,6 +50,8 @@ def _call_summary(call) -> dict:
         "location_id": str(call.location_id) if call.location_id else None,
         "contact_id": str(call.contact_id) if call.contact_id else None,
         "started_at": iso_ms(call.started_at),
+        # False for a caller on the suppression list (docs/privacy.md): no recording need be uploaded.
+        "store_content": call.content_deleted_at is None,
     }
 
 
@@ -164,7 +167,7 @@ class RecordingUploadView(RuntimeAPIView):
         if not content:
             raise ValidationFailed(field_errors={"file": ["The recording is empty."]})
         try:
-            duration = int(raw_duration) if raw_duration not in (None, "") else None
+            duration = numbers.parse_integer(str(raw_duration)) if raw_duration not in (None, "") else None
             if duration is not None and not 0 <= duration <= DURATION_MAX:
                 raise ValueError
         except ValueError:
@@ -174,7 +177,7 @@ class RecordingUploadView(RuntimeAPIView):
             duration_seconds=duration,
         )
         body = {
-            "id": str(recording.pk),
+            "id": str(recording.pk) if recording.pk else None,  # None: refused quietly (a deleted call's)
             "call_id": str(recording.call_id),
             "content_type": recording.content_type,
             "size_bytes": recording.size_bytes,

@@ -11,7 +11,7 @@ from core.timezones import timezone_choices
 from knowledge import selectors, services
 from knowledge.models import Calendar
 
-from ..forms import DashboardForm
+from ..forms import BoundedIntegerField, DashboardForm
 from ..mixins import OrgMixin
 from .knowledge_rows import KnowledgeDeleteView, KnowledgeFormView, KnowledgeRowMixin
 
@@ -27,7 +27,7 @@ class CalendarForm(DashboardForm):
         label="Time zone", max_length=64, help_text="The hours below are local times in this IANA zone.",
         widget=forms.TextInput(attrs={"list": "timezones", "autocomplete": "off"}),
     )
-    slot_minutes = forms.IntegerField(label="Slot length (minutes)", min_value=5, max_value=480, initial=30)
+    slot_minutes = BoundedIntegerField(label="Slot length (minutes)", min_value=5, max_value=480, initial=30)
     location = forms.ChoiceField(label="Location", required=False)
 
     def __init__(self, *args, locations=(), **kwargs):

@@ -24,7 +24,7 @@ from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 
 from .. import once
-from ..forms import DashboardForm
+from ..forms import BoundedIntegerField, DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin
 
 WEBHOOK_SECRET = "webhook_secret"  # the kind of secret stashed in once.py
@@ -43,7 +43,7 @@ class WebhookForm(DashboardForm):
         error_messages={"required": "Choose at least one event type."},
     )
     description = forms.CharField(max_length=5000, required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    rate_limit_per_second = forms.IntegerField(
+    rate_limit_per_second = BoundedIntegerField(
         label="Rate limit (deliveries per second)", required=False, min_value=1, max_value=1000,
         help_text="Optional, 1 to 1,000: this endpoint never gets more than that. Empty: no limit.",
     )

@@ -30,7 +30,7 @@ ROWS = {
     "member_id": "team_member", "rule_id": "escalation_rule", "calendar_id": "calendar", "booking_id": "booking",
     "subscription_id": "subscription", "delivery_id": "delivery", "field_id": "call_field",
     "membership_id": "membership", "invitation_id": "invitation", "key_id": "api_key", "recipient_id": "recipient",
-    "meeting_id": "meeting",
+    "meeting_id": "meeting", "suppression_id": "suppression",
 }
 INBOX_KINDS = ("callback", "message", "escalation")
 # Not org pages: e-mailed links, whose token is the authority (test_invitations.py, test_accounts.py).
@@ -71,6 +71,8 @@ def _kwargs(params, kind, rows: dict | None) -> dict:
             kwargs[param] = kind
         elif param == "item_id":
             kwargs[param] = rows[kind if kind != "callback" else "callback"].pk if rows else uuid.uuid4()
+        elif param == "part":  # what of a call to delete (dashboard/pages/calls.py DELETIONS)
+            kwargs[param] = "content"
         elif param == "membership_id":
             kwargs[param] = rows["membership"].pk if rows else 2_000_000_000
         else:
