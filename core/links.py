@@ -22,3 +22,8 @@ def webhook_subscription_url(subscription_id) -> str:
 def invitation_url(invitation_id, token: str) -> str:
     """An invitation's accept page (the link in the invitation e-mail)."""
     return f"{settings.DASHBOARD_URL}/invitations/{invitation_id}/{token}/"
+
+
+def alert_url(alert_id) -> str:
+    """An alert's place on the Alerts page: the `alert_url` of the alert events and the link in alert e-mails."""
+    return f"{settings.DASHBOARD_URL}/alerts/{alert_id}/"

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "webhooks",
     "meetings",
     "notifications",
+    "alerts",
     "dashboard",
     "devtools",
 ]
@@ -286,6 +287,7 @@ QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
 QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
+QUOTA_ALERT_RULES_PER_ORG = env.int("QUOTA_ALERT_RULES_PER_ORG", default=50)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
@@ -302,6 +304,8 @@ CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_d
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
 CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
+# Alert rules are evaluated every minute (alerts/tasks.py), on the maintenance queue.
+CELERY_BEAT_SCHEDULE["alerts-evaluate"] = {"task": "alerts.evaluate", "schedule": 60}
 CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.

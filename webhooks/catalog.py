@@ -9,7 +9,11 @@ Example payloads for test deliveries come from the apps that own the builders (c
 example builder here from their `ready()`, so this low-ranked app never imports them.
 """
 
+import uuid
 from collections.abc import Callable
+from datetime import timedelta
+
+from django.utils import timezone
 
 from .models import API_VERSION, EVENT_TYPES
 
@@ -221,6 +225,53 @@ DATA_SCHEMAS["meeting.outcome_approved"] = strict({
     "status_url": {"type": "string", "format": "uri"},
 })
 
+_ALERT = strict({
+    "alert_id": UUID,
+    "rule_id": nullable(UUID),
+    "rule_name": {"type": "string"},
+    "location_id": nullable(UUID),
+    "metric": {"enum": ["calls", "abandoned_calls", "callbacks_waiting", "escalations_waiting",
+                        "unanswered_question_rate", "webhook_failure_rate", "line_silent"]},
+    "comparator": {"enum": ["gt", "lt"]},
+    "value": {"type": "number"},
+    "threshold": {"type": "number"},
+    "window_minutes": {"type": "integer", "minimum": 15, "maximum": 1440},
+    "triggered_at": TIMESTAMP,
+    "resolved_at": nullable(TIMESTAMP),
+    "alert_url": {"type": "string", "format": "uri"},
+})
+DATA_SCHEMAS["alert.triggered"] = _ALERT
+DATA_SCHEMAS["alert.resolved"] = _ALERT
+DATA_SCHEMAS["location.line_silent"] = strict({
+    "alert_id": UUID,
+    "rule_id": nullable(UUID),
+    "location_id": UUID,
+    "expected_calls": {"type": "number", "minimum": 0},
+    "window_minutes": {"type": "integer", "minimum": 15, "maximum": 1440},
+    "silent_since": TIMESTAMP,
+})
+_SUBSCRIPTION_ID = {"type": "string", "minLength": 1}
+DATA_SCHEMAS["webhook_subscription.failing"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "consecutive_failures": {"type": "integer", "minimum": 1},
+    "failing_since": nullable(TIMESTAMP),
+    "last_status_code": nullable({"type": "integer"}),
+    "last_error": {"type": "string"},
+})
+DATA_SCHEMAS["webhook_subscription.disabled"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "reason": {"type": "string"},
+    "disabled_at": TIMESTAMP,
+})
+DATA_SCHEMAS["webhook_subscription.recovered"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "failing_since": nullable(TIMESTAMP),
+    "recovered_at": TIMESTAMP,
+})
+
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
     "organization's call fields as heard (`fields`) and, for an `order` outcome, the order with its status.",
@@ -233,6 +284,15 @@ DESCRIPTIONS = {
     "call.appointment_booked": "The agent booked an appointment on one of the org's calendars.",
     "contact.created": "A caller not seen before became a contact.",
     "meeting.outcome_approved": "An admin approved a meeting's outcome and sent it (the meetings product).",
+    "alert.triggered": "An alert rule's condition held: an alert opened (docs/api.md#alerts).",
+    "alert.resolved": "An alert's metric was back within its rule's threshold for one whole window.",
+    "location.line_silent": "The line watchdog: a location expected calls in the window (from the same weekday and "
+    "hour of the last four weeks, while open) and none came.",
+    "webhook_subscription.failing": "Another subscription of the organization failed its fourth consecutive attempt. "
+    "Never sent to the failing endpoint itself.",
+    "webhook_subscription.disabled": "Another subscription of the organization was disabled automatically, with the "
+    "reason. Never sent to that endpoint itself.",
+    "webhook_subscription.recovered": "A subscription that was failing answered 2xx again.",
 }
 
 # The data field that names the call an event is about, for the event types that are about one.
@@ -246,6 +306,14 @@ CALL_ID_FIELDS = {
     "call.appointment_booked": "call_id",
     "contact.created": "first_call_id",
 }
+
+# Every event about a call carries `sequence` (1, 2, 3 ... per call in emit order: webhooks.services.emit), so a
+# receiver can drop a stale update without needing ordered delivery (docs/webhooks.md#sequence).
+SEQUENCE = {"type": "integer", "minimum": 1}
+for _type in CALL_ID_FIELDS:
+    _schema = DATA_SCHEMAS[_type]
+    _schema["properties"]["sequence"] = SEQUENCE
+    _schema["required"] = [*_schema["required"], "sequence"]
 
 # Credentials an event carries for its receivers alone: (data field holding a URL, the URL's query parameter). The
 # event log (`GET /v1/events`, the Events page) shows them redacted (webhooks.feed), so a read-only key or a member
@@ -293,4 +361,25 @@ def register_example(event_type: str, builder: Callable[[object], dict]) -> None
 
 
 def example_data(event_type: str, org) -> dict:
-    return _EXAMPLES[event_type](org)
+    data = _EXAMPLES[event_type](org)
+    return {**data, "sequence": 1} if event_type in CALL_ID_FIELDS else data
+
+
+def _operational_example(event_type: str) -> Callable[[object], dict]:
+    """The webhook subscriptions' own events: this app's, so their examples are built here."""
+
+    def build(org) -> dict:
+        now = timezone.now()
+        base = {"subscription_id": str(uuid.uuid4()), "url": "https://hooks.example.com/voice-agent"}
+        if event_type == "webhook_subscription.failing":
+            return {**base, "consecutive_failures": 4, "failing_since": now - timedelta(minutes=35),
+                    "last_status_code": 503, "last_error": "HTTP 503"}
+        if event_type == "webhook_subscription.disabled":
+            return {**base, "reason": "The endpoint answered 410 Gone.", "disabled_at": now}
+        return {**base, "failing_since": now - timedelta(hours=2), "recovered_at": now}
+
+    return build
+
+
+for _type in ("webhook_subscription.failing", "webhook_subscription.disabled", "webhook_subscription.recovered"):
+    register_example(_type, _operational_example(_type))

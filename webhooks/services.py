@@ -68,30 +68,39 @@ def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -
     return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the spec's field name
+def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_id=None) -> Event:  # noqa: A002
     """Writes the event and its deliveries in the current transaction; enqueues them after commit.
 
-    `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
+    `type` must be one of EVENT_TYPES (UnknownEventType otherwise: a bug in the caller). `data` is
     serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
-    manager's change is still delivered to the organization-wide subscriptions).
+    manager's change is still delivered to the organization-wide subscriptions). `exclude_subscription_id` gets
+    none (an operational event about a failing endpoint never goes to that endpoint).
+
+    An event about a call gets the call's next `sequence` in its data (CallEventSequence, under that row's lock
+    until the caller's transaction ends, so the numbers follow the commit order of the call's events).
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
     now = timezone.now()
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
-    payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
+    call_id = _call_id(type, data)
     with transaction.atomic():
+        if call_id is not None:
+            data = {**data, "sequence": _next_sequence(call_id)}
+        payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
-            call_id=_call_id(type, data), location_id=location_id,
+            call_id=call_id, location_id=location_id,
         )
         subscriptions = Subscription.objects.filter(
             Subscription.covering(location_id), organization_id=org.pk, enabled=True, events__contains=[type]
         )
+        if exclude_subscription_id is not None:
+            subscriptions = subscriptions.exclude(pk=exclude_subscription_id)
         deliveries = Delivery.objects.bulk_create(
             [
                 Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
@@ -100,6 +109,20 @@ def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A00
         )
         publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
+
+
+_NEXT_SEQUENCE_SQL = """
+    INSERT INTO webhooks_calleventsequence AS s (call_id, last) VALUES (%s, 1)
+    ON CONFLICT (call_id) DO UPDATE SET last = s.last + 1
+    RETURNING s.last
+"""
+
+
+def _next_sequence(call_id: uuid.UUID) -> int:
+    """The call's next event number; the row stays locked until the caller's transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_SEQUENCE_SQL, [call_id])
+        return cursor.fetchone()[0]
 
 
 def _call_id(event_type: str, data: dict) -> uuid.UUID | None:
