@@ -4,7 +4,7 @@ Organizations are taken in batches; per batch, one aggregate query per kind of f
 need from indexes that already exist, each an index range bounded by the longest window a rule of that
 organization watches (never the organization's whole history):
 
-- calls (count, abandoned, completed, unanswered questions) per location and minute: `call_org_started_idx`;
+- calls (count, abandoned, completed, with an unanswered question) per location and minute: `call_org_started_idx`;
 - unhandled callback requests and escalations per location and minute: their `created_at` index;
 - webhook attempts and failures per minute: `webhooks_attempt_sub_created` (index-only, status code included);
 - for `line_silent`, the calls per location and minute of the same local weekday and hour of the last four weeks.
@@ -41,13 +41,12 @@ WEEKS_BACK = 4
 ALL = "all"  # the key of an organization's figures over all its locations (and none)
 CALL_METRICS = {Metric.CALLS, Metric.ABANDONED_CALLS, Metric.UNANSWERED_QUESTION_RATE, Metric.LINE_SILENT}
 
-# (calls, abandoned, completed, unanswered questions) per organization, location and minute.
+# (calls, abandoned, completed, completed with an unanswered question) per organization, location and minute.
 _CALLS_SQL = """
     SELECT c.organization_id, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint,
            count(*), count(*) FILTER (WHERE c.status = 'abandoned'), count(*) FILTER (WHERE c.status = 'completed'),
-           coalesce(sum(CASE WHEN jsonb_typeof(c.unanswered_questions) = 'array'
-                             THEN jsonb_array_length(c.unanswered_questions) ELSE 0 END)
-                    FILTER (WHERE c.status = 'completed'), 0)
+           count(*) FILTER (WHERE c.status = 'completed' AND jsonb_typeof(c.unanswered_questions) = 'array'
+                                  AND jsonb_array_length(c.unanswered_questions) > 0)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
       JOIN calls_call c ON c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < %s
      GROUP BY 1, 2, 3
@@ -204,7 +203,7 @@ class Judgement:
 
 def _judge(rule: AlertRule, figures: Figures, org_id, target, place: Place | None, now: datetime,
            start: int) -> Judgement:
-    key = (org_id, target)
+    key = (org_id, ALL if target is None else target)  # None: the organization as a whole
     metric = rule.metric
     if metric == Metric.LINE_SILENT:
         expected = expected_calls(figures, org_id, place, now, rule.window_minutes)
