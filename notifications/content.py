@@ -114,6 +114,19 @@ def webhook_disabled(subscription, reason: str) -> Content:
     })
 
 
+def webhook_failing(subscription, consecutive_failures: int) -> Content:
+    return render("webhook_failing", "Webhook endpoint failing", {
+        "subscription": subscription, "failures": consecutive_failures,
+        "link": webhook_subscription_url(subscription.pk),
+    })
+
+
+def webhook_recovered(subscription) -> Content:
+    return render("webhook_recovered", "Webhook endpoint recovered", {
+        "subscription": subscription, "link": webhook_subscription_url(subscription.pk),
+    })
+
+
 def webhook_exhausted(delivery, subscription) -> Content:
     return render("webhook_exhausted", "Webhook event could not be delivered", {
         "subscription": subscription,

@@ -256,6 +256,25 @@ def notify_alert(*, alert, rule_name: str, location_name: str | None, resolved: 
                   inline=True)
 
 
+def notify_webhook_failing(*, subscription, consecutive_failures: int, now) -> list[EmailNotification]:
+    """Tells the org's admins (and "webhook problems" recipients) that an endpoint has failed several times in a
+    row (the `webhook_subscription.failing` event's e-mail), once per failure streak."""
+    stamp = int(now.timestamp() * 1000)
+    return _queue(org_id=subscription.organization_id, kind=Kind.WEBHOOK_PROBLEMS,
+                  source=f"webhook_failing:{subscription.pk}:{stamp}",
+                  addresses=_webhook_addresses(subscription.organization_id),
+                  mail=content.webhook_failing(subscription, consecutive_failures), inline=True)
+
+
+def notify_webhook_recovered(*, subscription, now) -> list[EmailNotification]:
+    """Tells the same people that an endpoint announced as failing answered 2xx again."""
+    stamp = int(now.timestamp() * 1000)
+    return _queue(org_id=subscription.organization_id, kind=Kind.WEBHOOK_PROBLEMS,
+                  source=f"webhook_recovered:{subscription.pk}:{stamp}",
+                  addresses=_webhook_addresses(subscription.organization_id),
+                  mail=content.webhook_recovered(subscription), inline=True)
+
+
 def notify_invitation(*, invitation, invited_by) -> list[EmailNotification]:
     """E-mails the invited address its link, through the outbox, in the caller's transaction. `source` names the
     invitation and its nonce: a resend (new nonce) is a new e-mail, and the sender derives that nonce's link."""

@@ -30,12 +30,15 @@ from core.timefmt import iso_ms
 from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden
 
-from . import crypto, quotas
+from . import (
+    crypto,
+    quotas,
+    tasks,  # the module: tasks imports the sender, which imports this one
+)
 from .catalog import CALL_ID_FIELDS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import validate_url
-from .tasks import publisher
 
 __all__ = [
     "emit",
@@ -107,7 +110,7 @@ def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_i
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
-        publisher.publish_on_commit([delivery.pk for delivery in deliveries])
+        tasks.publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
 
 
@@ -403,7 +406,7 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
     )
     if not updated:
         raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
-    publisher.publish_on_commit([delivery.pk])
+    tasks.publisher.publish_on_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
 
@@ -427,7 +430,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     count = failed.count()
     quotas.take_replay_quota(subscription=locked, kind="recover", count=count)
     ids = _requeue_failed(subscription=locked, since=since, now=now)
-    publisher.publish_on_commit(ids)
+    tasks.publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
                  target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)

@@ -8,6 +8,8 @@ from django.apps import apps
 from django.urls import get_resolver
 from rest_framework.test import APIClient
 
+from alerts.models import Alert
+from alerts.services import alert_rule_create
 from audit.models import AuditEvent
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import (
@@ -49,6 +51,10 @@ BODIES = {
     "/v1/bookings/{booking}/cancel": {},
     "/v1/call-fields": {"name": "matrix_field", "label": "Matrix", "type": "string"},
     "/v1/call-fields/{call_field}": {"label": "Matrix"},
+    "/v1/alert-rules": {"name": "Matrix alert", "metric": "calls", "comparator": "gt", "threshold": 5,
+                        "window_minutes": 60},
+    "/v1/alert-rules/{alert_rule}": {"enabled": False},
+    "/v1/alerts/{alert}/acknowledge": {},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -70,6 +76,7 @@ ENDPOINTS = {
     "/v1/webhook-subscriptions/{subscription}/rotate-secret": ("post",),
     "/v1/webhook-subscriptions/{subscription}/deliveries": ("get",),
     "/v1/webhook-subscriptions/{subscription}/stats": ("get",),
+    "/v1/webhook-subscriptions/{subscription}/reconciliation": ("get",),
     "/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/retry": ("post",),
     "/v1/webhook-subscriptions/{subscription}/recover": ("post",),
     "/v1/webhook-subscriptions/{subscription}/replay": ("post",),
@@ -102,6 +109,11 @@ ENDPOINTS = {
     **{f"/v1/exports/{kind}.csv": ("get",) for kind in (
         "calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations")},
     "/v1/exports/{export}": ("get",),  # any other name: another format of a kind (400) or nothing (404)
+    "/v1/alert-rules": ("get", "post"),
+    "/v1/alert-rules/{alert_rule}": ("get", "patch", "delete"),
+    "/v1/alerts": ("get",),
+    "/v1/alerts/{alert}": ("get",),
+    "/v1/alerts/{alert}/acknowledge": ("post",),
 }
 # The audit trail needs the `audit` scope besides what the method needs.
 AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit_event}"}
@@ -159,7 +171,12 @@ def world(org, admin, settings):
     call = runtime.call(call_id)
     subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
     emit(org=org, type="call.ended", data={"call_id": str(call.id)})
+    alert_rule = alert_rule_create(org=org, name="Matrix watch", metric="calls", comparator="gt", threshold=0,
+                                   window_minutes=60, location_ids=[location.pk], channels=[])
     return {
+        "alert_rule": alert_rule,
+        "alert": Alert.objects.create(organization=org, rule=alert_rule, location=location, metric="calls", value=3,
+                                      threshold=0, window_minutes=60, triggered_at=call.started_at),
         "location": location,
         "fact": fact_create(org=org, label="Hours", content="9-5"),
         "team_member": team_member_create(org=org, name="Sam"),
@@ -189,7 +206,7 @@ def snapshot() -> dict:
     state = {}
     for model in apps.get_models():
         if model._meta.app_label not in {"orgs", "knowledge", "contacts", "calls", "webhooks", "meetings",
-                                         "notifications", "audit"}:
+                                         "notifications", "audit", "alerts"}:
             continue
         manager = model._default_manager
         state[model._meta.label] = manager.count()
