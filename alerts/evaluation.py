@@ -30,6 +30,7 @@ from core.links import alert_url
 from knowledge.models import Location
 from knowledge.weekly_hours import DAYS
 from notifications.services import notify_alert
+from orgs.models import Organization
 from webhooks.services import emit
 
 from .models import Alert, AlertRule, Channel, Comparator, Metric
@@ -43,39 +44,46 @@ CALL_METRICS = {Metric.CALLS, Metric.ABANDONED_CALLS, Metric.UNANSWERED_QUESTION
 
 # (calls, abandoned, completed, completed with an unanswered question) per organization, location and minute.
 _CALLS_SQL = """
-    SELECT c.organization_id, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint,
+    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint,
            count(*), count(*) FILTER (WHERE c.status = 'abandoned'), count(*) FILTER (WHERE c.status = 'completed'),
            count(*) FILTER (WHERE c.status = 'completed' AND jsonb_typeof(c.unanswered_questions) = 'array'
                                   AND jsonb_array_length(c.unanswered_questions) > 0)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
-      JOIN calls_call c ON c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < %s
+     CROSS JOIN LATERAL (SELECT c.location_id, c.started_at, c.status, c.unanswered_questions FROM calls_call c
+                          WHERE c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < %s OFFSET 0) c
      GROUP BY 1, 2, 3
 """
 # Unhandled follow-ups (callback requests, escalations) per organization, location (their call's) and minute.
 _WAITING_SQL = """
-    SELECT r.organization_id, c.location_id, extract(epoch FROM date_trunc('minute', r.created_at))::bigint, count(*)
+    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', r.created_at))::bigint, count(*)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
-      JOIN {table} r ON r.organization_id = o.org AND r.created_at >= o.since AND r.created_at < %s
-                    AND r.handled_at IS NULL
+     CROSS JOIN LATERAL (SELECT r.call_id, r.created_at FROM {table} r
+                          WHERE r.organization_id = o.org AND r.created_at >= o.since AND r.created_at < %s
+                            AND r.handled_at IS NULL OFFSET 0) r
       JOIN calls_call c ON c.id = r.call_id
      GROUP BY 1, 2, 3
 """
 # Webhook attempts and failed ones per organization and minute (every subscription of the organization).
 _ATTEMPTS_SQL = """
-    SELECT s.organization_id, NULL::uuid, extract(epoch FROM date_trunc('minute', a.created_at))::bigint, count(*),
+    SELECT o.org, NULL::uuid, extract(epoch FROM date_trunc('minute', a.created_at))::bigint, count(*),
            count(*) FILTER (WHERE a.status_code IS NULL OR a.status_code NOT BETWEEN 200 AND 299)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
       JOIN webhooks_subscription s ON s.organization_id = o.org
-      JOIN webhooks_deliveryattempt a ON a.subscription_id = s.id AND a.created_at >= o.since AND a.created_at < %s
+     CROSS JOIN LATERAL (SELECT a.created_at, a.status_code FROM webhooks_deliveryattempt a
+                          WHERE a.subscription_id = s.id AND a.created_at >= o.since AND a.created_at < %s OFFSET 0) a
      GROUP BY 1, 3
 """
 # Calls per organization, location and minute within given ranges (line_silent's past weeks).
 _HISTORY_SQL = """
-    SELECT c.organization_id, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint, count(*)
+    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint, count(*)
       FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[]) AS o(org, since, until)
-      JOIN calls_call c ON c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < o.until
+     CROSS JOIN LATERAL (SELECT c.location_id, c.started_at FROM calls_call c
+                          WHERE c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < o.until
+                          OFFSET 0) c
      GROUP BY 1, 2, 3
 """
+# Each reads, per organization, one index range: LATERAL with OFFSET 0 (which keeps the planner from flattening it
+# into a hash join over the whole table).
 
 
 class Series:
@@ -115,6 +123,8 @@ class Figures:
     escalations: dict = field(default_factory=dict)
     attempts: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)
+    open_history: dict = field(default_factory=dict)  # (org, location) -> OpenCalls, built on first use
+    expected: dict = field(default_factory=dict)  # ((org, location), window) -> expected calls at this minute
 
 
 @dataclass
@@ -175,20 +185,63 @@ def _past_window(place: Place, now: datetime, window: int, weeks: int) -> tuple[
     return local_start.replace(tzinfo=place.zone), local_end.replace(tzinfo=place.zone)
 
 
+class OpenCalls:
+    """A location's past calls per minute, counting only the minutes it was open: cumulative sums for ranges."""
+
+    def __init__(self, series: Series, place: Place):
+        self.minutes = sorted(minute for minute in series.rows
+                              if place.open_at(datetime.fromtimestamp(minute, tz=place.zone)))
+        self.cumulative = [0]
+        for minute in self.minutes:
+            self.cumulative.append(self.cumulative[-1] + series.rows[minute][0])
+
+    def between(self, first: int, last: int) -> int:
+        return self.cumulative[bisect.bisect_left(self.minutes, last)] - \
+            self.cumulative[bisect.bisect_left(self.minutes, first)]
+
+
 def expected_calls(figures: Figures, org_id, place: Place, now: datetime, window: int) -> float:
     """The calls `place` had on average in the same window of the last four weeks, counting only the minutes it
     was open then."""
-    series = figures.history.get((org_id, place.id))
+    key = (org_id, place.id)
+    series = figures.history.get(key)
     if series is None:
         return 0.0
+    cached = figures.expected.get((key, window))
+    if cached is not None:
+        return cached
+    open_calls = figures.open_history.get(key)
+    if open_calls is None:
+        open_calls = figures.open_history[key] = OpenCalls(series, place)
     total = 0
     for weeks in range(1, WEEKS_BACK + 1):
         start, end = _past_window(place, now, window, weeks)
-        first, last = int(start.timestamp()), int(end.timestamp())
-        for minute, (count,) in series.rows.items():
-            if first <= minute < last and place.open_at(datetime.fromtimestamp(minute, tz=place.zone)):
-                total += count
+        total += open_calls.between(int(start.timestamp()), int(end.timestamp()))
+    figures.expected[(key, window)] = total / WEEKS_BACK
     return total / WEEKS_BACK
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What the evaluation needs of an AlertRule, read as plain values (model instances for 50,000 rules a minute
+    cost more than judging them)."""
+
+    pk: uuid.UUID
+    organization_id: uuid.UUID
+    name: str
+    metric: str
+    location_ids: list | None
+    comparator: str
+    threshold: float
+    window_minutes: int
+    min_calls: int
+    cooldown_minutes: int
+    channels: list
+    only_during_open_hours: bool
+
+
+RULE_FIELDS = ("pk", "organization_id", "name", "metric", "location_ids", "comparator", "threshold", "window_minutes",
+               "min_calls", "cooldown_minutes", "channels", "only_during_open_hours")
 
 
 @dataclass
@@ -201,7 +254,7 @@ class Judgement:
     expected: float | None = None
 
 
-def _judge(rule: AlertRule, figures: Figures, org_id, target, place: Place | None, now: datetime,
+def _judge(rule: Rule, figures: Figures, org_id, target, place: Place | None, now: datetime,
            start: int) -> Judgement:
     key = (org_id, ALL if target is None else target)  # None: the organization as a whole
     metric = rule.metric
@@ -233,7 +286,7 @@ def _judge(rule: AlertRule, figures: Figures, org_id, target, place: Place | Non
     return Judgement(value=value, breach=breach, threshold=rule.threshold)
 
 
-def _targets(rule: AlertRule, places: dict) -> list:
+def _targets(rule: Rule, places: dict) -> list:
     """The (location id or None, Place or None) pairs a rule is judged for: its locations, each of the
     organization's for an organization-wide line_silent, else the organization as a whole."""
     if rule.location_ids is not None:
@@ -258,7 +311,8 @@ def evaluate(*, now: datetime | None = None, organization_ids=None) -> dict:
     if organization_ids is not None:
         rules = rules.filter(organization_id__in=list(organization_ids))
     by_org: dict = defaultdict(list)
-    for rule in rules:
+    for values in rules.values_list(*RULE_FIELDS):
+        rule = Rule(*values)
         by_org[rule.organization_id].append(rule)
     stats = {"rules": 0, "judged": 0, "fired": 0, "resolved": 0}
     org_ids = list(by_org)
@@ -342,7 +396,7 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
                     stats["resolved"] += 1
 
 
-def alert_data(alert: Alert, rule: AlertRule | None) -> dict:
+def alert_data(alert: Alert, rule: Rule | None) -> dict:
     """The `data` of `alert.triggered` and `alert.resolved`."""
     return {
         "alert_id": alert.pk, "rule_id": alert.rule_id, "rule_name": rule.name if rule else "",
@@ -353,18 +407,18 @@ def alert_data(alert: Alert, rule: AlertRule | None) -> dict:
     }
 
 
-def _fire(rule: AlertRule, location_id, place: Place | None, judgement: Judgement, now: datetime) -> bool:
+def _fire(rule: Rule, location_id, place: Place | None, judgement: Judgement, now: datetime) -> bool:
     """Opens an alert unless the rule is in its cooldown for this location; with its event(s) and e-mail. False
     when nothing opened (cooldown, or another evaluation opened it first: the unique constraint decides)."""
     latest = (Alert.objects.filter(rule_id=rule.pk, location_id=location_id).order_by("-triggered_at")
               .values_list("triggered_at", flat=True).first())
     if latest is not None and now - latest < timedelta(minutes=rule.cooldown_minutes):
         return False
-    org = rule.organization
+    org = Organization.objects.get(pk=rule.organization_id)
     try:
         with transaction.atomic():
             alert = Alert.objects.create(
-                organization_id=rule.organization_id, rule=rule, location_id=location_id, metric=rule.metric,
+                organization_id=rule.organization_id, rule_id=rule.pk, location_id=location_id, metric=rule.metric,
                 value=judgement.value, threshold=judgement.threshold, window_minutes=rule.window_minutes,
                 triggered_at=now,
             )
@@ -385,7 +439,7 @@ def _fire(rule: AlertRule, location_id, place: Place | None, judgement: Judgemen
     return True
 
 
-def _resolve(rule: AlertRule, alert: Alert, place: Place | None, now: datetime) -> bool:
+def _resolve(rule: Rule, alert: Alert, place: Place | None, now: datetime) -> bool:
     with transaction.atomic():
         locked = Alert.objects.select_for_update().filter(pk=alert.pk, resolved_at__isnull=True).first()
         if locked is None:
@@ -393,8 +447,8 @@ def _resolve(rule: AlertRule, alert: Alert, place: Place | None, now: datetime) 
         locked.resolved_at = now
         locked.save(update_fields=["resolved_at", "updated_at"])
         if Channel.WEBHOOK in rule.channels:
-            emit(org=rule.organization, type="alert.resolved", data=alert_data(locked, rule),
-                 location_id=locked.location_id)
+            emit(org=Organization.objects.get(pk=rule.organization_id), type="alert.resolved",
+                 data=alert_data(locked, rule), location_id=locked.location_id)
         if Channel.EMAIL in rule.channels:
             notify_alert(alert=locked, rule_name=rule.name, location_name=place.name if place else None,
                          resolved=True)
