@@ -15,6 +15,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core.timefmt import iso_ms
+
 from .models import API_VERSION, EVENT_TYPES
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -372,11 +374,11 @@ def _operational_example(event_type: str) -> Callable[[object], dict]:
         now = timezone.now()
         base = {"subscription_id": str(uuid.uuid4()), "url": "https://hooks.example.com/voice-agent"}
         if event_type == "webhook_subscription.failing":
-            return {**base, "consecutive_failures": 4, "failing_since": now - timedelta(minutes=35),
+            return {**base, "consecutive_failures": 4, "failing_since": iso_ms(now - timedelta(minutes=35)),
                     "last_status_code": 503, "last_error": "HTTP 503"}
         if event_type == "webhook_subscription.disabled":
-            return {**base, "reason": "The endpoint answered 410 Gone.", "disabled_at": now}
-        return {**base, "failing_since": now - timedelta(hours=2), "recovered_at": now}
+            return {**base, "reason": "The endpoint answered 410 Gone.", "disabled_at": iso_ms(now)}
+        return {**base, "failing_since": iso_ms(now - timedelta(hours=2)), "recovered_at": iso_ms(now)}
 
     return build
 
