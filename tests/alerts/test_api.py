@@ -34,9 +34,10 @@ def test_create_read_update_delete_a_rule(api, org):
     assert data == {"name": "Quiet line", "metric": "calls", "location_ids": None, "comparator": "lt",
                     "threshold": 2.0, "window_minutes": 60, "min_calls": 1, "cooldown_minutes": 60,
                     "channels": ["email"], "only_during_open_hours": False, "enabled": True}
-    assert api.get(f"/v1/alert-rules/{rule_id}").json()["data"]["name"] == "Quiet line"
+    detail = api.get(f"/v1/alert-rules/{rule_id}").json()["data"]
+    assert detail["name"] == "Quiet line"
     listed = api.get("/v1/alert-rules").json()
-    assert [item["id"] for item in listed["data"]] == [rule_id] and listed["has_more"] is False
+    assert listed["data"] == [detail] and listed["has_more"] is False
     patched = api.patch(f"/v1/alert-rules/{rule_id}", {"threshold": 5, "channels": ["email", "webhook"]},
                         format="json")
     assert patched.status_code == 200

@@ -129,3 +129,23 @@ def test_it_fires_within_two_minutes_of_the_expected_call_not_coming(org, shop):
         minute += MINUTE
     # The window ending at 10:11 is the first to hold 10:10 of the past weeks.
     assert fired_at is not None and fired_at - local("2026-11-04T10:10") <= timedelta(minutes=2)
+
+
+def test_it_resolves_a_window_after_a_call_comes_and_keeps_its_cooldown(org, shop):
+    rule = silent_rule(org, shop, window_minutes=15, cooldown_minutes=60)
+    for clock in ("10:05", "10:20", "10:35", "10:50"):
+        for when in past_wednesdays(clock):
+            call_at(org, when, location=shop)
+    assert evaluate(now=NOW)["fired"] == 1  # 10:30, nothing since 10:15 while 10:20 was expected
+    call_at(org, local("2026-11-04T10:31"), location=shop)
+    call_at(org, local("2026-11-04T10:40"), location=shop)
+    assert evaluate(now=local("2026-11-04T10:32"))["resolved"] == 0  # back, not yet for a window
+    assert evaluate(now=local("2026-11-04T10:46"))["resolved"] == 0
+    assert evaluate(now=local("2026-11-04T10:47"))["resolved"] == 1
+    assert Alert.objects.get(rule=rule).resolved_at == local("2026-11-04T10:47")
+    # Silent again at 11:05 (10:50 expected, nothing since 10:40), but within the hour's cooldown: no second alert.
+    assert evaluate(now=local("2026-11-04T11:05"))["fired"] == 0
+    for when in past_wednesdays("11:25"):
+        call_at(org, when, location=shop)
+    assert evaluate(now=local("2026-11-04T11:31"))["fired"] == 1  # after the cooldown
+    assert Alert.objects.filter(rule=rule).count() == 2
