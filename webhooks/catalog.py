@@ -1,4 +1,5 @@
-"""The event catalog: the nine event types, what each means, and the JSON Schema (2020-12) of each envelope.
+"""The event catalog: every event type (the spec's nine, the alerts', the operational ones), what each means, and the
+JSON Schema (2020-12) of each envelope.
 
 The one source of the payload contract: `GET /v1/event-types` serves it, the OpenAPI document's `webhooks` section
 is built from it, and the test suite validates every event it makes against what the API serves. Written from the
@@ -347,7 +348,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order, each with its description and envelope schema."""
+    """`GET /v1/event-types`: the types in EVENT_TYPES order (the spec's nine first), each with its description and
+    envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 
