@@ -16,6 +16,7 @@ the alerts that open or resolve are written, each in its own transaction with it
 """
 
 import bisect
+import functools
 import logging
 import uuid
 from collections import defaultdict
@@ -45,27 +46,31 @@ CALL_METRICS = {Metric.CALLS, Metric.ABANDONED_CALLS, Metric.UNANSWERED_QUESTION
 # (calls, abandoned, completed, completed with an unanswered question) per organization, location and minute.
 _CALLS_SQL = """
     SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint,
+           GROUPING(c.location_id),
            count(*), count(*) FILTER (WHERE c.status = 'abandoned'), count(*) FILTER (WHERE c.status = 'completed'),
            count(*) FILTER (WHERE c.status = 'completed' AND jsonb_typeof(c.unanswered_questions) = 'array'
                                   AND jsonb_array_length(c.unanswered_questions) > 0)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
      CROSS JOIN LATERAL (SELECT c.location_id, c.started_at, c.status, c.unanswered_questions FROM calls_call c
                           WHERE c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < %s OFFSET 0) c
-     GROUP BY 1, 2, 3
+     GROUP BY GROUPING SETS ((1, 2, 3), (1, 3))
 """
 # Unhandled follow-ups (callback requests, escalations) per organization, location (their call's) and minute.
+# Follow-ups are few beside calls: one range of the `created_at` index over the batch's longest window, each row then
+# kept if within its organization's own.
 _WAITING_SQL = """
-    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', r.created_at))::bigint, count(*)
-      FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
-     CROSS JOIN LATERAL (SELECT r.call_id, r.created_at FROM {table} r
-                          WHERE r.organization_id = o.org AND r.created_at >= o.since AND r.created_at < %s
-                            AND r.handled_at IS NULL OFFSET 0) r
+    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', r.created_at))::bigint,
+           GROUPING(c.location_id), count(*)
+      FROM {table} r
+      JOIN unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
+        ON r.organization_id = o.org AND r.created_at >= o.since
       JOIN calls_call c ON c.id = r.call_id
-     GROUP BY 1, 2, 3
+     WHERE r.created_at >= %s AND r.created_at < %s AND r.handled_at IS NULL
+     GROUP BY GROUPING SETS ((1, 2, 3), (1, 3))
 """
 # Webhook attempts and failed ones per organization and minute (every subscription of the organization).
 _ATTEMPTS_SQL = """
-    SELECT o.org, NULL::uuid, extract(epoch FROM date_trunc('minute', a.created_at))::bigint, count(*),
+    SELECT o.org, NULL::uuid, extract(epoch FROM date_trunc('minute', a.created_at))::bigint, 1, count(*),
            count(*) FILTER (WHERE a.status_code IS NULL OR a.status_code NOT BETWEEN 200 AND 299)
       FROM unnest(%s::uuid[], %s::timestamptz[]) AS o(org, since)
       JOIN webhooks_subscription s ON s.organization_id = o.org
@@ -75,7 +80,7 @@ _ATTEMPTS_SQL = """
 """
 # Calls per organization, location and minute within given ranges (line_silent's past weeks).
 _HISTORY_SQL = """
-    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint, count(*)
+    SELECT o.org, c.location_id, extract(epoch FROM date_trunc('minute', c.started_at))::bigint, 0, count(*)
       FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[]) AS o(org, since, until)
      CROSS JOIN LATERAL (SELECT c.location_id, c.started_at FROM calls_call c
                           WHERE c.organization_id = o.org AND c.started_at >= o.since AND c.started_at < o.until
@@ -95,10 +100,8 @@ class Series:
         self._minutes: list[int] | None = None
         self._cumulative: list[list] = []
 
-    def add(self, minute: int, values) -> None:
-        row = self.rows.setdefault(minute, [0] * self.width)
-        for position, value in enumerate(values):
-            row[position] += value
+    def set(self, minute: int, values) -> None:
+        self.rows[minute] = values
 
     def since(self, start: int) -> list:
         """The sums of every minute from `start` (epoch seconds) on."""
@@ -162,13 +165,14 @@ def _place(location: Location) -> Place:
 
 
 def _fill(target: dict, rows, width: int) -> None:
-    """Rows of (org, location, minute, *values) into per-location and per-organization (ALL) series."""
-    for org_id, location_id, minute, *values in rows:
-        for key in ((org_id, location_id), (org_id, ALL)):
-            series = target.get(key)
-            if series is None:
-                series = target[key] = Series(width)
-            series.add(minute, values)
+    """Rows of (org, location, minute, whole, *values) into per-location series, or, `whole` (the query's grouping
+    set over every location), the organization's (ALL)."""
+    for org_id, location_id, minute, whole, *values in rows:
+        key = (org_id, ALL if whole else location_id)
+        series = target.get(key)
+        if series is None:
+            series = target[key] = Series(width)
+        series.set(minute, values)
 
 
 def _query(sql: str, params) -> list:
@@ -177,12 +181,14 @@ def _query(sql: str, params) -> list:
         return cursor.fetchall()
 
 
-def _past_window(place: Place, now: datetime, window: int, weeks: int) -> tuple[datetime, datetime]:
+@functools.lru_cache(maxsize=4096)
+def _past_window(zone: ZoneInfo, now: datetime, window: int, weeks: int) -> tuple[int, int]:
     """The window that ended `weeks` weeks before `now` at the same local wall-clock time (so across a DST change it
-    is the same hour of the day, not the same UTC instant), as UTC instants."""
-    local_end = now.astimezone(place.zone).replace(tzinfo=None) - timedelta(weeks=weeks)
+    is the same hour of the day, not the same UTC instant), as epoch seconds. Cached: a minute's rules share a few
+    zones and windows."""
+    local_end = now.astimezone(zone).replace(tzinfo=None) - timedelta(weeks=weeks)
     local_start = local_end - timedelta(minutes=window)
-    return local_start.replace(tzinfo=place.zone), local_end.replace(tzinfo=place.zone)
+    return int(local_start.replace(tzinfo=zone).timestamp()), int(local_end.replace(tzinfo=zone).timestamp())
 
 
 class OpenCalls:
@@ -215,8 +221,7 @@ def expected_calls(figures: Figures, org_id, place: Place, now: datetime, window
         open_calls = figures.open_history[key] = OpenCalls(series, place)
     total = 0
     for weeks in range(1, WEEKS_BACK + 1):
-        start, end = _past_window(place, now, window, weeks)
-        total += open_calls.between(int(start.timestamp()), int(end.timestamp()))
+        total += open_calls.between(*_past_window(place.zone, now, window, weeks))
     figures.expected[(key, window)] = total / WEEKS_BACK
     return total / WEEKS_BACK
 
@@ -342,7 +347,7 @@ def _read_figures(batch: dict, now: datetime, until: datetime) -> Figures:
                                   (Metric.ESCALATIONS_WAITING, "calls_escalation", figures.escalations)):
         orgs, since = _since_params(batch, now, {metric})
         if orgs:
-            _fill(target, _query(_WAITING_SQL.format(table=table), [orgs, since, until]), 1)
+            _fill(target, _query(_WAITING_SQL.format(table=table), [orgs, since, min(since), until]), 1)
     orgs, since = _since_params(batch, now, {Metric.WEBHOOK_FAILURE_RATE})
     if orgs:
         _fill(figures.attempts, _query(_ATTEMPTS_SQL, [orgs, since, until]), 2)
@@ -368,6 +373,7 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
             "id", "organization_id", "name", "timezone", "weekly_hours"):
         places[location.organization_id][location.pk] = _place(location)
     figures = _read_figures(batch, now, until)
+    open_now: dict = {}  # a location's (or an organization's) open hours at `now`, judged once
     open_alerts = {(alert.rule_id, alert.location_id): alert
                    for alert in Alert.objects.filter(organization_id__in=list(batch), resolved_at__isnull=True)}
     for org_id, rules in batch.items():
@@ -377,8 +383,13 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
             start = int((now - timedelta(minutes=rule.window_minutes)).timestamp())
             for location_id, place in _targets(rule, org_places):
                 alert = open_alerts.get((rule.pk, location_id))
-                if rule.only_during_open_hours and not _open_now(place, org_places, now):
-                    continue  # closed: neither fires nor counts towards a resolution
+                if rule.only_during_open_hours:
+                    where = place.id if place is not None else org_id
+                    is_open = open_now.get(where)
+                    if is_open is None:
+                        is_open = open_now[where] = _open_now(place, org_places, now)
+                    if not is_open:
+                        continue  # closed: neither fires nor counts towards a resolution
                 judgement = _judge(rule, figures, org_id, location_id, place, now, start)
                 if judgement.value is None:
                     continue
