@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from core.links import alert_url
@@ -374,6 +375,7 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
         places[location.organization_id][location.pk] = _place(location)
     figures = _read_figures(batch, now, until)
     open_now: dict = {}  # a location's (or an organization's) open hours at `now`, judged once
+    candidates: list = []  # (rule, location, place, judgement) breaching with no open alert: fire unless cooling down
     open_alerts = {(alert.rule_id, alert.location_id): alert
                    for alert in Alert.objects.filter(organization_id__in=list(batch), resolved_at__isnull=True)}
     for org_id, rules in batch.items():
@@ -395,8 +397,8 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
                     continue
                 stats["judged"] += 1
                 if alert is None:
-                    if judgement.breach and _fire(rule, location_id, place, judgement, now):
-                        stats["fired"] += 1
+                    if judgement.breach:
+                        candidates.append((rule, location_id, place, judgement))
                 elif judgement.breach:
                     if alert.clear_since is not None:
                         Alert.objects.filter(pk=alert.pk).update(clear_since=None)
@@ -405,6 +407,18 @@ def _evaluate_batch(batch: dict, now: datetime, stats: dict) -> None:
                 elif now - alert.clear_since >= timedelta(minutes=rule.window_minutes) and _resolve(
                         rule, alert, place, now):
                     stats["resolved"] += 1
+    if not candidates:
+        return
+    # The cooldown: each candidate's latest alert, in one query for the batch.
+    latest = {(rule_id, location_id): at for rule_id, location_id, at in
+              Alert.objects.filter(rule_id__in={rule.pk for rule, *_ in candidates}).values("rule_id", "location_id")
+              .annotate(at=Max("triggered_at")).values_list("rule_id", "location_id", "at")}
+    for rule, location_id, place, judgement in candidates:
+        last = latest.get((rule.pk, location_id))
+        if last is not None and now - last < timedelta(minutes=rule.cooldown_minutes):
+            continue
+        if _fire(rule, location_id, place, judgement, now):
+            stats["fired"] += 1
 
 
 def alert_data(alert: Alert, rule: Rule | None) -> dict:
@@ -419,13 +433,9 @@ def alert_data(alert: Alert, rule: Rule | None) -> dict:
 
 
 def _fire(rule: Rule, location_id, place: Place | None, judgement: Judgement, now: datetime) -> bool:
-    """Opens an alert unless the rule is in its cooldown for this location; with its event(s) and e-mail. False
-    when nothing opened (cooldown, or another evaluation opened it first: the unique constraint decides)."""
-    latest = (Alert.objects.filter(rule_id=rule.pk, location_id=location_id).order_by("-triggered_at")
-              .values_list("triggered_at", flat=True).first())
-    if latest is not None and now - latest < timedelta(minutes=rule.cooldown_minutes):
-        return False
-    org = Organization.objects.get(pk=rule.organization_id)
+    """Opens an alert (the caller checked the cooldown), with its event(s) and e-mail. False when another
+    evaluation opened it first: the unique constraint decides."""
+    org = Organization.objects.get(pk=rule.organization_id) if Channel.WEBHOOK in rule.channels else None
     try:
         with transaction.atomic():
             alert = Alert.objects.create(
