@@ -19,18 +19,32 @@ keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # gthread only: the sync 
 limit_request_line = 8190
 # The access log writes the path without its query string (%(U)s): recording tokens travel in the query string,
 # and keys in a header that is never logged.
-accesslog = "-"
+accesslog = os.environ.get("WEB_ACCESS_LOG", "-") or None  # "" turns it off (the bench's bare ceiling)
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)sB %(M)sms request_id=%({x-request-id}o)s'
 # Invitation and password-reset links carry their token in the path: both gunicorn logs go through the project's
 # redaction (voiceagent/logging.py).
 logger_class = "voiceagent.gunicorn_logging.ScrubbingLogger"
 
 
+def node_id(addresses) -> str:
+    """`host:port` of the first TCP address gunicorn binds (the socket's path for a Unix socket)."""
+    import socket  # noqa: PLC0415 - only when a worker starts
+
+    first = addresses[0] if addresses else ""
+    where = first[1] if isinstance(first, tuple) else first
+    return f"{socket.gethostname()}:{where}"
+
+
 def post_fork(server, worker):
     """The worker count as gunicorn settled it (a `--workers` on the command line included) for the application's
-    settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe); and the
+    settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe), and the node's
+    NODE_ID; and the
     worker's liveness signal for long responses (core/liveness.py)."""
     os.environ["WEB_WORKERS"] = str(server.cfg.workers)
+    # The node's name in per-node keys (settings.NODE_ID): the host and the port this gunicorn listens on, so two
+    # gunicorns on one machine are two nodes; a NODE_ID set in the environment wins.
+    if not os.environ.get("NODE_ID"):
+        os.environ["NODE_ID"] = node_id(getattr(server.cfg, "address", None) or [])
     # A long streamed response (a CSV export) beats as it makes progress, so the timeout ends stuck workers only.
     from core import liveness  # noqa: PLC0415 - in the worker, after the fork
 

@@ -30,6 +30,9 @@ ACTIONS = {
     "membership.removed": "An admin removed a member.",
     "membership.left": "A member left the organization.",
     "organization.updated": "The organization's settings changed.",
+    # Privacy
+    "privacy.redaction_updated": "The redaction policy changed (the kinds redacted from calls' text at ingest, or "
+                                 "whether recordings with sensitive data are kept).",
     # What the agent knows
     "fact.created": "A fact was created.",
     "fact.updated": "A fact changed.",
@@ -60,6 +63,14 @@ ACTIONS = {
     "callback.handled": "A callback request was marked handled (or not handled).",
     "message.handled": "A message was marked handled (or not handled).",
     "escalation.handled": "An escalation was marked handled (or not handled).",
+    # Privacy (docs/privacy.md): ids, counts and digests only, never a caller's words, name or number
+    "call.content_deleted": "A call's content (transcript and the texts quoting the caller, or the recording) was "
+    "deleted, on request or by an erasure (the parts and the reason).",
+    "retention.updated": "The retention policy changed (the organization's days or a location's).",
+    "retention.purged": "A retention purge run deleted expired content (counts, a SHA-256 over the sorted call ids).",
+    "privacy.erasure_requested": "A caller's erasure was asked for (the number's keyed digest, never the number).",
+    "privacy.erasure_completed": "A caller's erasure completed (the counts of what it deleted).",
+    "privacy.suppression_deleted": "A number was taken off the suppression list (its digest).",
 }
 
 PREFIXES = frozenset(action.split(".")[0] + "." for action in ACTIONS)

@@ -48,6 +48,10 @@ class AuditEvent(models.Model):
     chain_seq = models.BigIntegerField(null=True)
     prev_hash = models.CharField(max_length=64, null=True)
     hash = models.CharField(max_length=64, null=True)
+    # Keyed with a secret outside the database (audit.keys): `content_mac` over the entry's content when written,
+    # `chain_mac` over its hash when sealed. Neither is shown by the API; `verify` checks both.
+    content_mac = models.CharField(max_length=64, null=True)
+    chain_mac = models.CharField(max_length=64, null=True)
 
     objects = AuditEventQuerySet.as_manager()
 
@@ -78,9 +82,52 @@ class AuditChain(models.Model):
     last_hash = models.CharField(max_length=64, default=GENESIS_HASH)
     purged_through_seq = models.BigIntegerField(default=0)
     purged_through_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    # The checkpoint: every entry after the purge's cut through this position was found intact (by a verify request
+    # or a verification job), and this is the hash there; a verify request checks only what came after.
+    verified_through_seq = models.BigIntegerField(default=0)
+    verified_through_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    verified_at = models.DateTimeField(null=True)
 
     class Meta:
         db_table = "audit_chain"
 
     def __str__(self):
         return f"{self.organization_id} at {self.last_seq}"
+
+
+class AuditVerification(models.Model):
+    """A full re-check of one organization's chain, run by a worker in batches (`POST /v1/audit-events/verifications`).
+    At most one queued or running per organization (a partial unique index). `checked_through_seq` and
+    `checked_through_hash` are its progress, saved after every batch, so a task redelivered after a worker died
+    resumes where it was."""
+
+    QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+    ACTIVE = (QUEUED, RUNNING)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization_id = models.UUIDField()
+    status = models.CharField(max_length=16, default=QUEUED)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField()
+    head_seq = models.BigIntegerField(null=True)  # the chain's head when the job started: it checks up to there
+    checked_through_seq = models.BigIntegerField(null=True)
+    checked_through_hash = models.CharField(max_length=64, null=True)
+    entries_checked = models.BigIntegerField(default=0)
+    intact = models.BooleanField(null=True)
+    first_broken_id = models.UUIDField(null=True)
+    error = models.CharField(max_length=200, null=True)
+
+    objects = AuditEventQuerySet.as_manager()  # the organization's, and nothing of it within a location scope
+
+    class Meta:
+        db_table = "audit_verification"
+        indexes = [models.Index("organization_id", models.F("created_at").desc(), name="audit_verif_org_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["organization_id"], condition=models.Q(status__in=("queued", "running")),
+                                    name="uniq_audit_verification_active"),
+        ]
+
+    def __str__(self):
+        return f"verification {self.id} ({self.status})"

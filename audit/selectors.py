@@ -73,3 +73,22 @@ def entry_data(entry: AuditEvent) -> dict:
             "seq": entry.chain_seq, "prev_hash": entry.prev_hash, "hash": entry.hash,
         },
     }
+
+
+def verification_data(job) -> dict:
+    """A verification job as the API shows it (docs/api.md#audit-trail)."""
+    succeeded = job.status == "succeeded"
+    return {
+        "id": str(job.id),
+        "object": "audit_verification",
+        "status": job.status,
+        "created_at": timestamp(job.created_at),
+        "started_at": None if job.started_at is None else timestamp(job.started_at),
+        "finished_at": None if job.finished_at is None else timestamp(job.finished_at),
+        "progress": {"entries_checked": job.entries_checked, "head_seq": job.head_seq},
+        "result": {
+            "intact": job.intact, "entries_checked": job.entries_checked,
+            "first_broken_id": None if job.first_broken_id is None else str(job.first_broken_id),
+        } if succeeded else None,
+        "error": job.error,
+    }

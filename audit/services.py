@@ -20,6 +20,7 @@ from core.redaction import scrub
 
 from . import tasks
 from .actions import ACTIONS
+from .chain import content_mac
 from .models import NO_ORGANIZATION, AuditEvent
 
 REDACTED = "[redacted]"
@@ -124,6 +125,7 @@ def record(*, org, action: str, target=None, target_type: str | None = None, tar
         user_agent=scrub(request.META.get("HTTP_USER_AGENT", ""))[:512] or None if request is not None else None,
         request_id=getattr(request, "request_id", None) if request is not None else None,
     )
+    entry.content_mac = content_mac(entry)  # proves the entry was written here, not inserted by SQL
     entry.save(force_insert=True)
     tasks.seal_after_commit(org_id)
     return entry

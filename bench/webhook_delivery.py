@@ -160,7 +160,7 @@ def wait_queue_empty(broker_url, timeout, *, leftovers=frozenset()):
     client = redis.Redis.from_url(broker_url)
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if client.llen("celery") == 0 and not (set(client.hkeys("unacked")) - leftovers):
+        if client.llen("deliveries") == 0 and not (set(client.hkeys("unacked")) - leftovers):
             return time.time()
         time.sleep(0.01)
     raise RuntimeError("the worker's queue did not empty")

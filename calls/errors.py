@@ -29,6 +29,14 @@ class RecordingNotReady(DomainError):
     code = "recording_not_ready"
 
 
+class RecordingWithheld(DomainError):
+    """The call's recording was not kept: a card, government id or bank account number was heard on it and the
+    organization keeps no such recordings (docs/privacy.md#redaction). It will never be ready."""
+
+    status = 404
+    code = "recording_withheld"
+
+
 class SlotUnavailable(DomainError):
     """A booking the calendar cannot take: outside its weekly hours, or overlapping a confirmed booking. The
     runtime offers the caller another time (`details.reason`: `outside_hours` or `taken`)."""

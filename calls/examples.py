@@ -7,6 +7,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from contacts.models import Contact
+from core.sensitive import DETECTOR_VERSION
 
 from . import payloads
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order
@@ -29,6 +30,7 @@ def _call(org, *, outcome="order") -> Call:
         outcome_tags=["pickup"], trail=["greeting", "order", "confirmation"],
         fields={"pizza_count": {"label": "Pizzas", "type": "number", "value": 2, "evidence": "two margheritas",
                                 "evidence_verified": True}},
+        redaction={"detector_version": DETECTOR_VERSION, "counts": {"card_number": 1}, "recording_withheld": True},
     )
 
 
@@ -110,6 +112,12 @@ def contact_created(org) -> dict:
     return payloads.contact_created_data(contact, call)
 
 
+def content_deleted(org) -> dict:
+    call = _call(org)
+    return {"call_id": str(call.pk), "location_id": str(call.location_id), "parts": ["transcript", "recording"],
+            "reason": "retention"}
+
+
 BUILDERS = {
     "call.ended": call_ended,
     "call.recording_ready": recording_ready,
@@ -119,4 +127,5 @@ BUILDERS = {
     "call.escalation_triggered": escalation_triggered,
     "call.appointment_booked": appointment_booked,
     "contact.created": contact_created,
+    "call.content_deleted": content_deleted,
 }

@@ -50,7 +50,7 @@ def _call_columns() -> list[Column]:
     return _columns(
         "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
         "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
-        "has_recording", "order_status", "status",
+        "has_recording", "order_status", "status", "content_deleted_at", "content_deleted_reason",
         has_recording=Column("has_recording", source=Exists(Recording.objects.filter(call=OuterRef("pk")))),
         order_status=Column("order_status", source=Subquery(
             Order.objects.filter(call=OuterRef("pk")).values("status")[:1])),

@@ -28,6 +28,15 @@ UNSCORABLE_CLASSIFICATIONS = frozenset(
 )
 
 
+def default_redaction() -> dict:
+    """A call no detector has read yet (stored before redaction existed): `manage.py redact_stored_calls` reads it."""
+    return {"detector_version": None, "counts": {}, "recording_withheld": False}
+class ContentDeletedReason(models.TextChoices):
+    RETENTION = "retention", "Retention"
+    REQUEST = "request", "Request"
+    ERASURE = "erasure", "Erasure"
+
+
 class Call(OrgOwnedModel):
     """One phone call answered by the agent.
 
@@ -88,6 +97,14 @@ class Call(OrgOwnedModel):
     # {name: {"label", "type", "value", "evidence", "evidence_verified"}} (calls.call_fields). Stored whole, so a
     # later rename or delete of a field does not rewrite the call; filtered by containment on a GIN index.
     fields = models.JSONField(default=dict, blank=True)
+    # What the detector (core.sensitive) replaced in this call's text before it was stored, and whether its
+    # recording was withheld for it: {"detector_version", "counts": {kind: n}, "recording_withheld"} (calls.redaction).
+    redaction = models.JSONField(default=default_redaction, blank=True)
+    # The call's content (calls.services.content: the transcript and every text the caller's words reached) was
+    # deleted: when and why. What stays is the tombstone (ids, times, figures), which analytics keep counting.
+    content_deleted_at = models.DateTimeField(null=True, blank=True)
+    content_deleted_reason = models.CharField(max_length=16, choices=ContentDeletedReason.choices, null=True,
+                                              blank=True)
 
     class Meta:
         constraints = [
@@ -101,6 +118,10 @@ class Call(OrgOwnedModel):
             models.Index(fields=["started_at"], condition=Q(status="in_progress"), name="call_in_progress_idx"),
             # `?fields.<name>=<value>` is `fields @> {"<name>": {"value": <value>}}`: jsonb_path_ops answers it.
             GinIndex(fields=["fields"], opclasses=["jsonb_path_ops"], name="call_fields_gin"),
+            # The retention purge's walk: an organization's calls that still have content, oldest first, so a run
+            # never reads the tombstones of earlier runs again.
+            models.Index(fields=["organization", "started_at"], condition=Q(content_deleted_at__isnull=True),
+                         name="call_content_kept_idx"),
         ]
 
     def __str__(self):
@@ -429,6 +450,7 @@ __all__ = [
     "CallbackRequest",
     "CancelSource",
     "Classification",
+    "ContentDeletedReason",
     "Escalation",
     "Message",
     "Order",

@@ -10,7 +10,7 @@ shapes for the OpenAPI schema and render through these; tests pin that both agre
 import functools
 
 from core.links import call_url
-from core.sqljson import model_item, reverse_one_to_one
+from core.sqljson import column, model_item, reverse_one_to_one
 from core.timefmt import iso_ms
 
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording
@@ -71,6 +71,18 @@ def _call_span(call: Call) -> dict:
     }
 
 
+def redaction_data(call: Call) -> dict:
+    """What the detector replaced in the call's text (docs/privacy.md#redaction): its version (null: stored before
+    redaction and not yet redacted by `manage.py redact_stored_calls`), detections per kind, and whether the
+    recording was withheld."""
+    redaction = call.redaction or {}
+    return {
+        "detector_version": redaction.get("detector_version"),
+        "counts": dict(redaction.get("counts") or {}),
+        "recording_withheld": bool(redaction.get("recording_withheld")),
+    }
+
+
 def call_data(call: Call) -> dict:
     """A call as `GET /v1/calls` lists it. Built directly: a page is up to 100 of these, and DRF's per-field
     machinery costs ~0.15 ms a call."""
@@ -90,7 +102,18 @@ def call_data(call: Call) -> dict:
         "has_recording": call_recording(call) is not None,
         "order_status": order.status if order is not None else None,
         "status": call.status,
+        "redaction": redaction_data(call),
+        "content_deleted_at": iso_ms(call.content_deleted_at),
+        "content_deleted_reason": call.content_deleted_reason,
     }
+
+
+# redaction_data in SQL: the three keys whatever the stored object holds.
+_REDACTION_SQL = (
+    "json_build_object('detector_version', {column} ->> 'detector_version', "
+    "'counts', COALESCE({column} -> 'counts', '{{}}'::jsonb), "
+    "'recording_withheld', COALESCE(({column} ->> 'recording_withheld')::boolean, false))"
+)
 
 
 @functools.cache
@@ -101,9 +124,10 @@ def call_data_sql():
         Call,
         ["id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
          "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
-         "has_recording", "order_status", "status"],
+         "has_recording", "order_status", "status", "redaction", "content_deleted_at", "content_deleted_reason"],
         has_recording=reverse_one_to_one(Call, Recording),
         order_status=reverse_one_to_one(Call, Order, "status"),
+        redaction=_REDACTION_SQL.format(column=column(Call, "redaction")),
     )
 
 
@@ -139,7 +163,8 @@ def call_detail_data(call: Call) -> dict:
         "order": order_detail_data(order) if call.outcome == "order" and order is not None else None,
         "knowledge_version": call.knowledge_version,
         "facts_used": [{"id": fact["id"], "label": fact["label"]} for fact in call.facts_used],
-        "unanswered_questions": list(call.unanswered_questions),
+        # A deleted call's questions are nulls, kept for their number (calls.services.content): none is shown.
+        "unanswered_questions": [question for question in call.unanswered_questions if question is not None],
         "fields": fields_data(call),
     }
 
@@ -156,6 +181,7 @@ def call_ended_data(call: Call, order: Order | None) -> dict:
         "trail": list(call.trail),
         "outcome": call.outcome or "",
         "fields": fields_data(call),
+        "redaction": redaction_data(call),
     }
     if call.outcome == "order" and order is not None:
         # At call.ended the order is as first placed: status `new` (spec, States and transitions rule 1).

@@ -46,8 +46,9 @@ def sign_recording_token(recording_id, *, issued_at: int | None = None) -> str:
 
 
 def _is_s3(storage) -> bool:
-    # Checked by module name so that boto3 is imported only where S3 is configured.
-    return type(storage).__module__.startswith("storages.backends.s3")
+    # Checked by module name so that boto3 is imported only where S3 is configured. `__class__`, not type(): the
+    # default storage is a lazy proxy, whose type() is the proxy's and whose __class__ is the storage's.
+    return storage.__class__.__module__.startswith("storages.backends.s3")
 
 
 def playback(recording: Recording, *, base_url: str | None = None) -> dict:

@@ -237,14 +237,17 @@ FACT_USE_WINDOW = timedelta(days=30)
 
 
 def fact_use_counts(*, org: Organization, now=None) -> dict[str, int]:
-    """Per fact id, how many of the org's calls of the last 30 days relied on it (one query, whatever the facts)."""
+    """Per fact id, how many of the calls `org` can see (its scope's, for a location manager) of the last 30 days
+    relied on it (one query, whatever the facts). The calls come from `for_org`, so the count never tells one
+    location's manager another location's call volume."""
     since = (now or timezone.now()) - FACT_USE_WINDOW
+    calls = Call.objects.for_org(org).filter(started_at__gte=since).exclude(facts_used=[]).values("id")
+    sql, params = calls.query.sql_with_params()
+    # The ORM's own SQL inside: its values are in params.
+    query = f"""SELECT used->>'id', count(DISTINCT c.id) FROM calls_call c, jsonb_array_elements(c.facts_used) used
+        WHERE c.id IN ({sql}) GROUP BY 1"""  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT used->>'id', count(DISTINCT c.id) FROM calls_call c, jsonb_array_elements(c.facts_used) used"
-            " WHERE c.organization_id = %s AND c.started_at >= %s AND c.facts_used <> '[]'::jsonb GROUP BY 1",
-            [org.pk, since],
-        )
+        cursor.execute(query, params)
         return dict(cursor.fetchall())
 
 

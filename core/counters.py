@@ -75,19 +75,44 @@ def _local_get(key: str):
     return value
 
 
-def hit(counter: str, *, ttl: int) -> int:
-    """Adds one to `counter` and returns the new count, atomically across processes.
+# A counter is created with its expiry in the same step that creates it: one script, which Redis runs at once (no
+# command of another client between its two, and no expiry either: a script sees the clock stop while it runs).
+# Two commands instead (SET NX EX, then INCR) leave a key that expires between them re-created by INCR without an
+# expiry: a brake that never lifts. A key that somehow has no expiry (one left so by older code) gets one here.
+_COUNT = """
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('TTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+"""
 
-    One round trip: SET NX EX (creates the counter with its expiry, once) and INCR, pipelined; Django's add() + incr()
-    costs three. Not EXPIRE NX, which needs Redis 7 (the embedded server is 6.2).
-    """
+
+def _script(source: str):
+    """`source` as a redis-py Script on the kept client (EVALSHA, loaded again when Redis forgot it)."""
+    client = _client()
+    scripts = getattr(client, "_va_scripts", None)
+    if scripts is None:
+        scripts = client._va_scripts = {}
+    script = scripts.get(source)
+    if script is None:
+        script = scripts[source] = client.register_script(source)
+    return script
+
+
+def _count(counter: str, seconds: int) -> tuple[int, int]:
+    count, ttl = _script(_COUNT)(keys=[_name(counter)], args=[int(seconds)])
+    return int(count), int(ttl)
+
+
+def hit(counter: str, *, ttl: int) -> int:
+    """Adds one to `counter` and returns the new count, atomically across processes: one round trip (a script that
+    creates the counter with its expiry, `_COUNT`)."""
     if _redis_ok():
         try:
-            name = _name(counter)
-            pipe = _client().pipeline(transaction=False)
-            pipe.set(name, 0, ex=ttl, nx=True)
-            pipe.incr(name)
-            return pipe.execute()[1]
+            return _count(counter, ttl)[0]
         except (RedisError, OSError) as exc:
             _down(exc)
     with _lock:
@@ -103,12 +128,7 @@ def hit_window(counter: str, *, seconds: int) -> tuple[int, int]:
     boundary and get twice the limit. One round trip."""
     if _redis_ok():
         try:
-            name = _name(counter)
-            pipe = _client().pipeline(transaction=False)
-            pipe.set(name, 0, ex=seconds, nx=True)
-            pipe.incr(name)
-            pipe.ttl(name)
-            _, count, ttl = pipe.execute()
+            count, ttl = _count(counter, seconds)
             return count, max(1, ttl)
         except (RedisError, OSError) as exc:
             _down(exc)
@@ -198,10 +218,13 @@ def _run_epoch_script(backend, keys: list[str], args: list) -> list:
     interleaves on it; any failure drops it, and the next call opens another. `backend` is the cache's client
     object (RedisCache._cache)."""
     connection = getattr(_thread, "connection", None)
-    if connection is None or _thread.backend is not backend:
-        connection = backend._get_connection_pool(write=True).make_connection()
-        _thread.connection, _thread.backend = connection, backend
     try:
+        if connection is None or _thread.backend is not backend:
+            connection = backend._get_connection_pool(write=True).make_connection()
+            # Connected here, not by send_command: that connects to the pool's address as given, and behind
+            # Sentinel there is none (it went to localhost:6379); connect() asks Sentinel for the primary.
+            connection.connect()
+            _thread.connection, _thread.backend = connection, backend
         try:
             connection.send_command("EVALSHA", _EPOCH_AND_COUNT_SHA, len(keys), *keys, *args)
             return connection.read_response()
@@ -209,7 +232,8 @@ def _run_epoch_script(backend, keys: list[str], args: list) -> list:
             connection.send_command("EVAL", _EPOCH_AND_COUNT, len(keys), *keys, *args)
             return connection.read_response()
     except BaseException:
-        connection.disconnect()
+        if connection is not None:
+            connection.disconnect()
         _thread.connection = None
         raise
 
@@ -305,60 +329,122 @@ def _local_rates(rates: tuple[Rate, ...], mode: str) -> tuple[RateState, ...]:
 
 # Counting semaphores: a sorted set per semaphore, each holder a member scored with the time (Redis's clock, ms)
 # its hold expires, so a process killed while holding frees its place by itself. All or nothing across the named
-# semaphores, in one script: a holder never takes one place and is then refused the other.
+# semaphores, in one script: a holder never takes one place and is then refused the other. Each key's expiry is set
+# in the step that creates it and only ever pushed later (a key never outlives, nor expires under, a live holder).
+#
+# With a fair share (`Share`), the last semaphore (the one every tenant shares) keeps a share for tenants that have
+# not used it lately: once half its places (rounded up) are held, the rest go only to a member that holds no place
+# in the first semaphore (its own) and took or gave back none in the last `seconds` (the recent set, member -> when,
+# Redis's clock). A tenant that keeps taking places then gets at most the open half while others wait.
 _SLOTS = """
 local now = redis.call('TIME')
 now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  if redis.call('ZCARD', key) >= tonumber(ARGV[2 + i]) then
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    return {i, tonumber(first[2]) - now}
+local ttl, n = tonumber(ARGV[2]), tonumber(ARGV[3])
+local function earliest(key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return tonumber(first[2]) - now
+end
+for i = 1, n do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[3 + i]) then
+    return {i, earliest(KEYS[i])}
   end
 end
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', key, ARGV[2])
+local recent = KEYS[n + 1]
+if recent then
+  local member, window = ARGV[4 + n], tonumber(ARGV[5 + n])
+  redis.call('ZREMRANGEBYSCORE', recent, '-inf', now - window)
+  if redis.call('ZCARD', KEYS[n]) >= math.ceil(tonumber(ARGV[3 + n]) / 2) then
+    local last = redis.call('ZSCORE', recent, member)
+    local own = redis.call('ZCARD', KEYS[1])
+    if last or own > 0 then
+      local wait = earliest(KEYS[n])
+      if last and own == 0 then wait = math.min(wait, tonumber(last) + window - now) end
+      return {n + 1, wait}
+    end
+  end
+  redis.call('ZADD', recent, now, member)
+  if redis.call('PTTL', recent) < window then redis.call('PEXPIRE', recent, window) end
+end
+for i = 1, n do
+  redis.call('ZADD', KEYS[i], now + ttl, ARGV[1])
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return {0, 0}
 """
 
+# Gives back a holder's places; with a fair share, its member counts as having used one now.
+_RELEASE_SLOTS = """
+local n = tonumber(ARGV[2])
+for i = 1, n do
+  redis.call('ZREM', KEYS[i], ARGV[1])
+end
+local recent = KEYS[n + 1]
+if recent then
+  local now = redis.call('TIME')
+  now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  local window = tonumber(ARGV[4])
+  redis.call('ZADD', recent, now, ARGV[3])
+  if redis.call('PTTL', recent) < window then redis.call('PEXPIRE', recent, window) end
+end
+"""
+
+
+@dataclass(frozen=True)
+class Share:
+    """A fair share of the last semaphore of `take_slots` (see _SLOTS): `member` (a tenant) is recorded in the
+    recent set `recent` for `seconds` after it takes or gives back a place."""
+
+    recent: str
+    member: str
+    seconds: float
+
 
 class SlotsBusy(Exception):
     """No place: `name` (the first full semaphore) has its `limit` holders, the earliest of which expires in
-    `expires_in` seconds; `name` is None when Redis could not be reached."""
+    `expires_in` seconds; `name` is None when Redis could not be reached. `fair_share`: the semaphore `name` had
+    places, but only in the share kept for tenants that have not used one lately (`expires_in` is then when one
+    may be free for this tenant)."""
 
-    def __init__(self, name: str | None, expires_in: float):
+    def __init__(self, name: str | None, expires_in: float, *, fair_share: bool = False):
         super().__init__(name or "redis unreachable")
-        self.name, self.expires_in = name, expires_in
+        self.name, self.expires_in, self.fair_share = name, expires_in, fair_share
 
 
-def take_slots(slots: list[tuple[str, int]], *, ttl: float) -> str:
+def _share_args(share: Share | None) -> tuple[list[str], list]:
+    return ([], []) if share is None else ([_name(share.recent)], [share.member, int(share.seconds * 1000)])
+
+
+def take_slots(slots: list[tuple[str, int]], *, ttl: float, share: Share | None = None) -> str:
     """Takes one place in each (name, limit) semaphore, all or none, held for at most `ttl` seconds; returns the
-    holder token to give to `release_slots`. Raises SlotsBusy when one is full, and also when Redis cannot be
-    reached: these semaphores protect what every process shares, and a process cannot count them alone."""
+    holder token to give to `release_slots`. With `share`, the last semaphore keeps a fair share (see _SLOTS).
+    Raises SlotsBusy when one is full, and also when Redis cannot be reached: these semaphores protect what every
+    process shares, and a process cannot count them alone."""
     if _redis_ok():
         try:
             holder = secrets.token_hex(8)
-            script = _client().register_script(_SLOTS)
-            full, expires_ms = script(keys=[_name(name) for name, _ in slots],
-                                      args=[holder, int(ttl * 1000), *(limit for _, limit in slots)])
+            share_keys, share_args = _share_args(share)
+            full, expires_ms = _script(_SLOTS)(
+                keys=[*(_name(name) for name, _ in slots), *share_keys],
+                args=[holder, int(ttl * 1000), len(slots), *(limit for _, limit in slots), *share_args])
             if full:
-                raise SlotsBusy(slots[int(full) - 1][0], max(0.0, int(expires_ms) / 1000))
+                fair_share = int(full) > len(slots)
+                raise SlotsBusy(slots[min(int(full), len(slots)) - 1][0], max(0.0, int(expires_ms) / 1000),
+                                fair_share=fair_share)
             return holder
         except (RedisError, OSError) as exc:
             _down(exc)
     raise SlotsBusy(None, RETRY_AFTER_SECONDS)
 
 
-def release_slots(names: list[str], holder: str) -> None:
-    """Gives back the places `holder` took (nothing when Redis cannot be reached: they expire)."""
+def release_slots(names: list[str], holder: str, *, share: Share | None = None) -> None:
+    """Gives back the places `holder` took (nothing when Redis cannot be reached: they expire); with `share`, as
+    `take_slots` was given it."""
     if _redis_ok():
         try:
-            pipe = _client().pipeline(transaction=False)
-            for name in names:
-                pipe.zrem(_name(name), holder)
-            pipe.execute()
+            share_keys, share_args = _share_args(share)
+            _script(_RELEASE_SLOTS)(keys=[*(_name(name) for name in names), *share_keys],
+                                    args=[holder, len(names), *share_args])
         except (RedisError, OSError) as exc:
             _down(exc)
 
@@ -389,8 +475,8 @@ def renew_slots(names: list[str], holder: str, *, ttl: float) -> bool:
     (the places then expire as they would)."""
     if _redis_ok():
         try:
-            script = _client().register_script(_RENEW_SLOTS)
-            return int(script(keys=[_name(name) for name in names], args=[holder, int(ttl * 1000)])) == len(names)
+            held = _script(_RENEW_SLOTS)(keys=[_name(name) for name in names], args=[holder, int(ttl * 1000)])
+            return int(held) == len(names)
         except (RedisError, OSError) as exc:
             _down(exc)
     return False
@@ -418,6 +504,27 @@ def mark(name: str, value: str, *, ttl: float) -> None:
     if _redis_ok():
         try:
             _client().set(_name(name), value, px=int(ttl * 1000))
+        except (RedisError, OSError) as exc:
+            _down(exc)
+
+
+def mark_once(name: str, *, ttl: float) -> bool | None:
+    """Sets `name` for `ttl` seconds unless it is set (SET NX PX, one round trip): True when this call set it, False
+    when it was set already, None when Redis cannot be reached (the caller decides what an unknown means)."""
+    if not _redis_ok():
+        return None
+    try:
+        return bool(_client().set(_name(name), "1", nx=True, px=int(ttl * 1000)))
+    except (RedisError, OSError) as exc:
+        _down(exc)
+        return None
+
+
+def unmark(name: str) -> None:
+    """Clears what `mark` or `mark_once` set; nothing when Redis cannot be reached (the TTL clears it)."""
+    if _redis_ok():
+        try:
+            _client().delete(_name(name))
         except (RedisError, OSError) as exc:
             _down(exc)
 
@@ -473,11 +580,37 @@ def reset() -> None:
     _down_until = 0.0
 
 
+def redis_time() -> float:
+    """Redis's clock, in seconds since the epoch: the one every process agrees on where Redis decides (beat's
+    periods). Raises RedisError or OSError: the caller decides what not knowing means."""
+    seconds, micros = _client().time()
+    return seconds + micros / 1_000_000
+
+
+def ping() -> bool:
+    """Whether Redis answers PONG (raises RedisError or OSError when it cannot be reached)."""
+    return bool(_client().ping())
+
+
+def claim(name: str, holder: str, *, ttl: float) -> bool:
+    """Creates `name` (SET NX PX) holding `holder` for `ttl` seconds: True for the one caller that created it, False
+    while it exists. Raises RedisError or OSError (no fallback: a claim only Redis can arbitrate)."""
+    return bool(_client().set(_name(name), holder, nx=True, px=max(1, int(ttl * 1000))))
+
+
 # A set of recent members (a sorted set scored by when each was added): what is in it and younger than `max_age`
 # seconds. Members older than that are dropped as presumed lost, so a member whose removal never came (a process
-# killed in between) costs nothing after `max_age`.
+# killed in between) costs nothing after `max_age`. Scored on Redis's clock (TIME), as every process that adds or
+# counts agrees on it whatever its own says; the key's TTL is set in the step that adds.
+_RECENT_ADD_SCRIPT = """
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(t[1]) + tonumber(t[2]) / 1000000, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
 _RECENT_COUNT_SCRIPT = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local t = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(t[1]) + tonumber(t[2]) / 1000000 - tonumber(ARGV[1]))
 return redis.call('ZCARD', KEYS[1])
 """
 
@@ -487,11 +620,7 @@ def recent_add(key: str, member: str, *, max_age: float) -> None:
     if not _redis_ok():
         return
     try:
-        name = _name(key)
-        pipe = _client().pipeline(transaction=False)
-        pipe.zadd(name, {member: time.time()})
-        pipe.expire(name, math.ceil(max_age) + 1)
-        pipe.execute()
+        _client().eval(_RECENT_ADD_SCRIPT, 1, _name(key), member, math.ceil(max_age) + 1)
     except (RedisError, OSError) as exc:
         _down(exc)
 
@@ -511,7 +640,7 @@ def recent_count(key: str, *, max_age: float) -> int | None:
     if not _redis_ok():
         return None
     try:
-        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), time.time() - max_age))
+        return int(_client().eval(_RECENT_COUNT_SCRIPT, 1, _name(key), max_age))
     except (RedisError, OSError) as exc:
         _down(exc)
         return None

@@ -7,7 +7,9 @@ turns them into a `StreamingHttpResponse` of UTF-8 CSV with a header row.
 
 A download holds a sync web worker for as long as it lasts (a million rows take minutes), so no tenant may hold
 many: an export needs a place in two semaphores every process shares through Redis, its organization's
-(EXPORTS_PER_ORG_AT_ONCE, 1) and everyone's (one web worker in four, at least 1), taken before the query runs and
+(EXPORTS_PER_ORG_AT_ONCE, 1, fleet-wide) and its node's (one of the node's web workers in four, at least 1, keyed
+by NODE_ID; once half of them are held, the rest only for organizations that exported in none of the last
+PLACES_FAIR_SHARE_SECONDS: docs/api.md#exports), taken before the query runs and
 given back when the download ends, is closed (a client gone mid-download) or is never read. A download outlasts any
 fixed expiry, so its places expire EXPORT_PLACE_TTL_SECONDS after its last progress: each chunk sent renews them (at
 most every few seconds), and a download stuck on a client that stops reading frees them (as WEB_TIMEOUT ends its
@@ -42,12 +44,19 @@ RENEW_EVERY_SECONDS = 5.0
 # few seconds, never longer than the earliest place's expiry (a holder that died).
 RETRY_AFTER_MAX_SECONDS = 10
 # OWASP "CSV Injection": a cell starting with one of these is read as a formula (or DDE) by Excel, LibreOffice and
-# Google Sheets; a leading apostrophe makes them show it as text.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Google Sheets, which also take the full-width (and small) forms of = + - @ that East Asian input methods type,
+# and skip leading whitespace before one; a line break or tab first starts a formula on the next line of a cell.
+# A leading apostrophe makes them show it as text.
+FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b")
+CONTROL_STARTS = frozenset("\t\r\n")
+
+
+def _formula_like(text: str) -> bool:
+    return bool(text) and (text[0] in CONTROL_STARTS or text.lstrip()[:1] in FORMULA_STARTS)
 
 
 def spreadsheet_safe(text: str) -> str:
-    return f"'{text}" if text[:1] in FORMULA_STARTS else text
+    return f"'{text}" if _formula_like(text) else text
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _text(value: str, tz) -> str:
-    return f"'{value}" if value[:1] in FORMULA_STARTS else value
+    return f"'{value}" if _formula_like(value) else value
 
 
 # By exact type, one dict lookup a cell (a million rows of twenty cells make the isinstance chain below count).
@@ -248,8 +257,10 @@ def _pages(rows, lookups: list, chunk_size: int, line: Callable[[tuple], str]) -
 
 
 class ExportsBusy(Exception):
-    """No place for an export now: `scope` is "organization" (its own export is running) or "all" (one web worker
-    in four is exporting); `wait` is the whole seconds (at least 1) after which to try again."""
+    """No place for an export now: `scope` is "organization" (its own export is running), "all" (one web worker
+    in four of this node is exporting) or "share" (more than half of them are, and this organization exported in
+    the last PLACES_FAIR_SHARE_SECONDS: the rest is kept for the others); `wait` is the whole seconds (at least 1)
+    after which to try again."""
 
     def __init__(self, wait: int, scope: str):
         super().__init__(f"{scope} exports at once")
@@ -257,7 +268,7 @@ class ExportsBusy(Exception):
 
 
 def exports_at_once() -> int:
-    """How many exports may run at once across every process: one web worker in four, at least 1."""
+    """How many exports this node may run at once: one of its web workers in four, at least 1."""
     return max(1, int(settings.WEB_WORKERS) // 4)
 
 
@@ -266,15 +277,22 @@ def place_ttl() -> float:
 
 
 def export_slots(org_id) -> list[tuple[str, int]]:
-    return [(f"exports:org:{org_id}", max(1, int(settings.EXPORTS_PER_ORG_AT_ONCE))),
-            ("exports:all", exports_at_once())]
+    """The organization's semaphore, fleet-wide (its cap holds whichever nodes serve it), then this node's (a
+    quarter of its own workers, whatever the number of nodes)."""
+    return [(f"exports:fleet:org:{org_id}", max(1, int(settings.EXPORTS_PER_ORG_AT_ONCE))),
+            (f"exports:node:{settings.NODE_ID}", exports_at_once())]
+
+
+def export_share(org_id) -> counters.Share:
+    """The fair share of the node's places: organizations that exported lately, fleet-wide."""
+    return counters.Share("exports:fleet:recent", str(org_id), float(settings.PLACES_FAIR_SHARE_SECONDS))
 
 
 class Places:
     """An export's places (`take_places`): renewed as the download makes progress, given back once."""
 
-    def __init__(self, names: list[str], holder: str, ttl: float):
-        self.names, self.holder, self.ttl = names, holder, ttl
+    def __init__(self, names: list[str], holder: str, ttl: float, share: counters.Share | None = None):
+        self.names, self.holder, self.ttl, self.share = names, holder, ttl, share
         self.every = min(RENEW_EVERY_SECONDS, ttl / 3)
         self.renewed_at = time.monotonic()
         self.released = False
@@ -288,20 +306,28 @@ class Places:
     def release(self) -> None:
         if not self.released:
             self.released = True
-            counters.release_slots(self.names, self.holder)
+            counters.release_slots(self.names, self.holder, share=self.share)
+
+
+def busy_scope(busy: counters.SlotsBusy) -> str:
+    """What a refusal of `take_slots` for a tenant's and a node's semaphore was about (ExportsBusy's scopes)."""
+    if busy.name is None:
+        return "all"
+    if busy.fair_share:
+        return "share"
+    return "organization" if ":org:" in busy.name else "all"
 
 
 def take_places(org_id) -> Places:
-    """A place in the organization's and in everyone's export semaphores, or ExportsBusy (Redis unreachable
-    included: a process cannot count them alone)."""
-    slots, ttl = export_slots(org_id), place_ttl()
+    """A place in the organization's and in this node's export semaphores (with the node's fair share), or
+    ExportsBusy (Redis unreachable included: a process cannot count them alone)."""
+    slots, ttl, share = export_slots(org_id), place_ttl(), export_share(org_id)
     try:
-        holder = counters.take_slots(slots, ttl=ttl)
+        holder = counters.take_slots(slots, ttl=ttl, share=share)
     except counters.SlotsBusy as busy:
         wait = min(busy.expires_in, RETRY_AFTER_MAX_SECONDS) if busy.name else busy.expires_in
-        scope = "organization" if busy.name and ":org:" in busy.name else "all"
-        raise ExportsBusy(max(1, math.ceil(wait)), scope) from None
-    return Places([name for name, _ in slots], holder, ttl)
+        raise ExportsBusy(max(1, math.ceil(wait)), busy_scope(busy)) from None
+    return Places([name for name, _ in slots], holder, ttl, share)
 
 
 class _Download:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import redis
+from celery import current_app
 from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.views.decorators.cache import never_cache
@@ -52,15 +52,15 @@ def observe(request, status: int, seconds: float) -> None:
     children[1].observe(seconds)
 
 
-def _queue_length() -> float:
-    url = settings.CELERY_BROKER_URL
-    if not url.startswith(("redis://", "rediss://")):
-        return float("nan")
-    client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+def _queue_length() -> dict[str, float]:
+    """Messages waiting in each Celery queue (CELERY_TASK_QUEUES), NaN each when the broker cannot be read."""
+    names = [queue.name for queue in settings.CELERY_TASK_QUEUES]
     try:
-        return float(client.llen("celery"))
-    finally:
-        client.close()
+        with current_app.pool.acquire(block=True, timeout=0.5) as conn:
+            client = conn.default_channel.client
+            return {name: float(client.llen(name)) for name in names}
+    except Exception:  # noqa: BLE001 - a scrape reports what it cannot read as unknown
+        return dict.fromkeys(names, float("nan"))
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def register_gauges(*, read: Callable[[], object], families: Callable[[object], 
     _SOURCES.append(GaugeSource(read=read, families=families, empty=empty))
 
 
-def _read() -> tuple[list, float]:
+def _read() -> tuple[list, dict[str, float]]:
     return [(source, source.read()) for source in _SOURCES], _queue_length()
 
 
@@ -92,7 +92,7 @@ class ScrapeCollector:
         self._lock = threading.Lock()
         self._cached: tuple[float, tuple[list, float]] | None = None
 
-    def values(self) -> tuple[list, float]:
+    def values(self) -> tuple[list, dict[str, float]]:
         with self._lock:
             if self._cached is None or time.monotonic() - self._cached[0] > CACHE_SECONDS:
                 self._cached = (time.monotonic(), _read())
@@ -106,15 +106,19 @@ class ScrapeCollector:
         return self._families(self.values())
 
     @staticmethod
-    def _families(values: tuple[list, float]):
+    def _families(values: tuple[list, dict[str, float]]):
         sources, queue = values
         for source, value in sources:
             yield from source.families(value)
-        yield GaugeMetricFamily("voiceagent_celery_queue_length", "Tasks waiting on the broker.", queue)
+        family = GaugeMetricFamily("voiceagent_celery_queue_length", "Tasks waiting on the broker, per queue.",
+                                   labels=["queue"])
+        for name, length in queue.items():
+            family.add_metric([name], length)
+        yield family
 
 
-def _empty() -> tuple[list, float]:
-    return [(source, source.empty) for source in _SOURCES], 0.0
+def _empty() -> tuple[list, dict[str, float]]:
+    return [(source, source.empty) for source in _SOURCES], {}
 
 
 COLLECTOR = ScrapeCollector()

@@ -38,8 +38,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
+from django.db.models import DurationField, Q, Value
+from django.db.models.functions import Now
 
 from core import counters
 
@@ -74,8 +74,9 @@ def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
     SELECT ... FOR UPDATE SKIP LOCKED: a row being worked on, or taken by an overlapping sweep, is skipped, so
     two sweepers never enqueue one row twice; a row whose enqueue the broker lost is taken again once stale.
     """
-    now = timezone.now()
-    stale = now - timedelta(seconds=reenqueue_after_seconds)
+    # PostgreSQL's clock (Now() is the statement's time): two sweepers on machines whose clocks disagree still agree
+    # on what is stale.
+    stale = Now() - Value(timedelta(seconds=reenqueue_after_seconds), output_field=DurationField())
     with transaction.atomic():
         ids = list(
             due.select_for_update(skip_locked=True)
@@ -84,7 +85,7 @@ def take_due(due, *, reenqueue_after_seconds: float, limit: int) -> list[str]:
             .values_list("pk", flat=True)[:limit]
         )
         if ids:
-            due.model.objects.filter(pk__in=ids).update(enqueued_at=now)
+            due.model.objects.filter(pk__in=ids).update(enqueued_at=Now())
     return [str(pk) for pk in ids]
 
 
@@ -299,6 +300,15 @@ class WaitingTasks:
             counters.recent_remove(self.key, task_id)
 
 
+def task_queue(task) -> str:
+    """The name of the queue `task` is published to: its route (CELERY_TASK_ROUTES), as `apply_async` resolves it.
+    A task has no `queue` attribute unless one is set on it (reading it raised, and every length was None: nothing
+    was ever spared, and a worker outage's backlog came back as a task per commit window); and with routes it is
+    not the default queue either."""
+    queue = task.app.amqp.router.route({}, task.name)["queue"]
+    return getattr(queue, "name", queue)
+
+
 def broker_queue_length(task) -> int | None:
     """Messages waiting in `task`'s queue when the broker is Redis (None: another broker, or unreachable)."""
     app = task.app
@@ -307,9 +317,7 @@ def broker_queue_length(task) -> int | None:
             client = getattr(conn.default_channel, "client", None)
             if not hasattr(client, "llen"):
                 return None
-            # A task has no `queue` attribute unless one is set on it (this read raised, and every call was None:
-            # nothing was ever spared, and a worker outage's backlog came back as a task per commit window).
-            return int(client.llen(getattr(task, "queue", None) or app.conf.task_default_queue))
+            return int(client.llen(task_queue(task)))
     except Exception:  # noqa: BLE001 - not knowing spares nothing
         return None
 

@@ -11,7 +11,9 @@ process sees them:
   log-in would sign in as: the user's id when the address names one, else the address as log-in normalizes it (NFKC,
   case-folded), so no other spelling of the address gets a fresh bucket. After FREE_FAILURES the account waits 30 s,
   doubling with every further failure up to 15 minutes; a success, or a password reset, clears it. The owner sees
-  the wait, not a hint of whether the password was right.
+  the wait, not a hint of whether the password was right. When the brake first engages, the account's owner is
+  mailed (through the notifications outbox, once per hour however long the guessing lasts), so a sustained guess
+  rate, which the brake only slows, does not go unnoticed; the answer to the log-in is the same either way.
 """
 
 import hashlib
@@ -79,17 +81,25 @@ class AccountBrake:
     def _init(self, scope: str, account: str) -> None:
         self.failures_key = f"attempts:{scope}:account:{account}"
         self.until_key = f"{self.failures_key}:until"
+        # The user braked, when the address names one (never said to the client: the answers are the same).
+        self.user_id = int(account.removeprefix("user:")) if account.startswith("user:") else None
 
     def wait(self) -> int:
         """Seconds this account must still wait (0: go ahead)."""
         until = counters.get(self.until_key)
         return max(0, int(until - time.time() + 0.999)) if until else 0
 
-    def failed(self) -> None:
+    def failed(self) -> int:
+        """Counts a failure; returns the account's failures in its memory."""
         failures = hit(self.failures_key, ttl=self.MEMORY)
         if failures >= self.FREE_FAILURES:
             wait = min(self.MAX_WAIT, self.FIRST_WAIT * 2 ** (failures - self.FREE_FAILURES))
             counters.put(self.until_key, time.time() + wait, ttl=wait)
+        return failures
+
+    def first_notice(self) -> bool:
+        """True once per MEMORY window (the first caller only, in every process): whether to tell the owner now."""
+        return hit(f"{self.failures_key}:noticed", ttl=self.MEMORY) == 1
 
     def allow(self, limit: int, per_seconds: int) -> bool:
         """Counts one request for this account; False once more than `limit` came within `per_seconds`."""

@@ -12,6 +12,7 @@ from django.utils import timezone
 from core import numbers
 from core.errors import Conflict, DomainError, NotFound, ValidationFailed
 from core.tenancy import ScopeForbidden
+from core.timefmt import DAY_RANGE_ERROR, supported_day
 
 
 class DashboardFormMixin:
@@ -97,12 +98,23 @@ class DashboardForm(DashboardFormMixin, forms.Form):
     pass
 
 
+class RangeDateField(forms.DateField):
+    """A filter's day: within core.timefmt's supported days (a day near the calendar's ends would overflow the
+    range arithmetic), else a form error, as the API's 400."""
+
+    def clean(self, value):
+        day = super().clean(value)
+        if day is not None and not supported_day(day):
+            raise forms.ValidationError(DAY_RANGE_ERROR)
+        return day
+
+
 class DayRangeForm(DashboardForm):
     """A list filter's `since`/`until`: whole days of the organization's zone (the page's), the end not before the
     start."""
 
-    since = forms.DateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    since = RangeDateField(label="From", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = RangeDateField(label="To", required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
     def clean(self):
         data = super().clean()

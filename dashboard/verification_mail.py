@@ -12,7 +12,7 @@ from orgs.verification import code_for, is_verified
 
 def _link(code: str) -> str:
     """The confirmation link. The code is in the fragment, which no request carries (so no log records it): the page
-    reads it and posts it (dashboard.js)."""
+    puts it in its form (dashboard.js), which the visitor submits."""
     return f"{settings.DASHBOARD_URL}{reverse('dashboard:verify-email')}#{code}"
 
 
@@ -21,10 +21,11 @@ def _send(template: str, subject: str, address: str, **context) -> None:
     send_mail(subject, body, None, [address])
 
 
-def send_confirmation(user, *, org_name: str | None = None) -> None:
+def send_confirmation(user) -> None:
+    """Says nothing the signer-up chose (not the organization's name): anyone may sign up with any address, so
+    whatever this mail carries goes to a stranger's mailbox from our domain."""
     code = code_for(user)
-    _send("verify_email_email", "Confirm your Voice Agent e-mail address", user.email, org_name=org_name,
-          link=_link(code), code=code)
+    _send("verify_email_email", "Confirm your Voice Agent e-mail address", user.email, link=_link(code), code=code)
 
 
 def send_account_exists(user) -> None:

@@ -43,7 +43,8 @@ class Location(OrgOwnedModel):
 class Fact(OrgOwnedModel):
     """One entry of the knowledge base the agent answers from; optionally specific to one location.
 
-    `label` is unique per org.
+    `label` is unique per location, and among the org's facts without a location: a location manager never meets
+    another location's labels (a 409 would tell it they exist).
     """
 
     location_rule = AtLocation("location", shared_when_null=True, what="facts without a location")
@@ -54,7 +55,8 @@ class Fact(OrgOwnedModel):
 
     class Meta:
         db_table = "orgs_fact"
-        constraints = [models.UniqueConstraint(fields=["organization", "label"], name="uniq_fact_label_per_org")]
+        constraints = [models.UniqueConstraint(fields=["organization", "location", "label"], nulls_distinct=False,
+                                               name="uniq_fact_label_per_location")]
         indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="fact_org_created_idx")]
 
     def __str__(self):
@@ -126,7 +128,9 @@ class EscalationRule(OrgOwnedModel):
 
     class Meta:
         db_table = "calls_escalationrule"
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_escalation_rule_name")]
+        # Per location (and among the location-less ones), as facts' labels.
+        constraints = [models.UniqueConstraint(fields=["organization", "location", "name"], nulls_distinct=False,
+                                               name="uniq_escalation_rule_name_per_location")]
 
 
 class Calendar(OrgOwnedModel):
@@ -144,7 +148,9 @@ class Calendar(OrgOwnedModel):
 
     class Meta:
         db_table = "calls_calendar"
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_calendar_name")]
+        # Per location (and among the location-less ones), as facts' labels.
+        constraints = [models.UniqueConstraint(fields=["organization", "location", "name"], nulls_distinct=False,
+                                               name="uniq_calendar_name_per_location")]
 
 
 class CallField(OrgOwnedModel):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F, Func, ProtectedError, Value
 
 from audit import services as audit
@@ -80,6 +80,34 @@ def _changed(*, kind: Kind, action: str, instance, org: Organization, actor, bef
                  target_label=getattr(instance, "name", None) or str(instance), actor=audit.actor_of(actor))
 
 
+# Names that are unique per location (facts' labels, calendars' and escalation rules' names): a database constraint
+# keeps them unique within one location, and among the location-less rows; `_refuse_name_clash` also keeps a located
+# row from sharing its name with a location-less one, which every reader of that location sees beside it. Two rows
+# of different locations may share a name: no reader limited to locations sees both, and a 409 for a row its scope
+# cannot see would tell it that row exists (docs/api.md#locations-and-scope).
+NAMES = {"Fact": "label", "Calendar": "name", "EscalationRule": "name"}
+
+
+def _refuse_name_clash(kind: Kind, instance) -> None:
+    """Conflict when `instance` (about to be saved) takes the name of a location-less row while it has a location,
+    or of any row while it has none. Only a principal of the whole organization writes location-less rows, so
+    neither answer tells a scope anything it cannot see. Writers of one name queue on a transaction-level advisory
+    lock, so two racing writes cannot both pass."""
+    field_name = NAMES.get(kind.model.__name__)
+    if field_name is None:
+        return
+    name = getattr(instance, field_name)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                       [f"knowledge-name:{instance.organization_id}:{kind.model.__name__}:{name}"])
+    others = kind.model.objects.filter(organization_id=instance.organization_id, **{field_name: name}).exclude(
+        pk=instance.pk)
+    if instance.location_id is not None:
+        others = others.filter(location__isnull=True)
+    if others.exists():
+        raise Conflict(*kind.conflict)
+
+
 def _save(kind: Kind, instance, update_fields: list[str] | None = None) -> None:
     field_name, message = kind.conflict
     try:
@@ -102,6 +130,7 @@ def _create(kind: Kind, *, org: Organization, actor, values: dict):
     instance = kind.model(organization=org, **kind.clean(org, values))
     check_writable(org, instance)
     kind.check(instance)
+    _refuse_name_clash(kind, instance)
     _save(kind, instance)
     _changed(kind=kind, action="create", instance=instance, org=org, actor=actor)
     return instance
@@ -129,6 +158,7 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
         setattr(locked, name, value)
     check_writable(org, locked)  # nor moved out of the scope (a location-less fact applies to every location)
     kind.check(locked)
+    _refuse_name_clash(kind, locked)
     _save(kind, locked, update_fields=list(values))
     _changed(kind=kind, action="update", instance=locked, org=org, actor=actor, before=before)
     return locked

@@ -23,8 +23,10 @@ from django.utils import timezone
 
 from core.errors import InvalidTransition, NotFound, ValidationFailed
 from core.links import meeting_url
+from core.sensitive import Redactor
 from core.timefmt import iso_ms
 from orgs.models import Organization
+from orgs.redaction import policy_of
 from orgs.services import require_admin
 from webhooks.services import emit
 
@@ -77,6 +79,34 @@ def _clean_meeting_fields(*, runtime_meeting_id, title, started_at, ended_at) ->
     }
 
 
+# The free texts of an outcome (meetings.validation's shape), redacted before they are stored.
+_TEXTS = {"tickets": ("title", "description", "provenance"), "decisions": ("decision", "context"),
+          "open_questions": ("question", "context"), "action_items": ("who", "what")}
+_TEXT_LISTS = {"tickets": ("acceptance_criteria", "assumptions")}
+
+
+def _redacted_outcome(org: Organization, cleaned: dict) -> dict:
+    """The outcome with sensitive data replaced by `[kind]` under the organization's redaction policy
+    (docs/privacy.md#redaction): what a meeting heard is kept and dispatched only redacted."""
+    redact = Redactor(policy_of(org), detect=frozenset()).text
+    out = dict(cleaned)
+    if isinstance(out.get("summary"), str):
+        out["summary"] = redact(out["summary"])
+    for name, keys in _TEXTS.items():
+        if name not in out:
+            continue
+        items = []
+        for item in out[name]:
+            item = dict(item)
+            for key in keys:
+                item[key] = redact(item.get(key))
+            for key in _TEXT_LISTS.get(name, ()):
+                item[key] = [redact(text) for text in item.get(key) or []]
+            items.append(item)
+        out[name] = items
+    return out
+
+
 @transaction.atomic
 def meeting_ingest(
     *, org: Organization, runtime_meeting_id: str, title: str | None, started_at: datetime,
@@ -106,6 +136,8 @@ def meeting_ingest(
             field_errors={f"outcome.{k}" if k else "outcome": v for k, v in details.get("fieldErrors", {}).items()},
             form_errors=[f"outcome: {message}" for message in details.get("formErrors", [])],
         ) from None
+    cleaned = _redacted_outcome(org, cleaned)
+    fields["title"] = Redactor(policy_of(org), detect=frozenset()).text(fields["title"])
     try:
         with transaction.atomic():
             meeting = Meeting.objects.create(organization=org, **fields)
@@ -138,7 +170,7 @@ def outcome_update(*, outcome: Outcome, by, title: str | None = None, **changes)
         "open_questions": locked.open_questions, "action_items": locked.action_items,
         "schema_version": locked.schema_version, **changes,
     }
-    cleaned = clean_outcome(merged)
+    cleaned = _redacted_outcome(locked.organization, clean_outcome(merged))
     for field, value in cleaned.items():
         setattr(locked, field, value)
     locked.approved_by = None

@@ -163,3 +163,19 @@ def invitation(invitation, invited_by) -> Content:
         "link": INVITATION_LINK,
         "valid_days": 7,
     })
+
+
+# Like the invitation's, a reset link is a credential: the sender makes it at send time for the account it finds.
+PASSWORD_RESET_LINK = "@@PASSWORD_RESET_LINK@@"
+
+
+def password_reset(email: str) -> Content:
+    """The reset mail for an address as typed (normalized): the same for an address with an account and one
+    without, so the request does the same work for both; the worker decides whether it goes out."""
+    return render("password_reset", "Reset your Voice Agent password", {"email": email, "link": PASSWORD_RESET_LINK})
+
+
+def account_locked(email: str, failures: int) -> Content:
+    return render("account_locked", "Failed log-ins to your Voice Agent account", {
+        "email": email, "failures": failures, "reset_link": f"{settings.DASHBOARD_URL}/password-reset/",
+    })

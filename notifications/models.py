@@ -24,6 +24,11 @@ class Kind(models.TextChoices):
     ALERTS = "alerts", "Alerts"
     # Sent to the invited address only; nobody subscribes to it, so it is not a recipient's field.
     INVITATIONS = "invitations", "Invitations"
+    # A dashboard account's own mail (belonging to no organization, so no organization's list shows it): a password
+    # reset link (resolved to its account by the worker, see notifications.sender) and the notice of repeated
+    # failed log-ins.
+    PASSWORD_RESET = "password_reset", "Password reset"
+    ACCOUNT_LOCKED = "account_locked", "Failed log-ins"
 
 
 # The kinds a recipient chooses, each a boolean field of NotificationRecipient.
@@ -99,6 +104,11 @@ class EmailNotification(OrgOwnedModel):
 
     location_rule = Unlocated()
 
+    # Null for an account's own mail (Kind.PASSWORD_RESET, Kind.ACCOUNT_LOCKED), which belongs to no organization.
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         SENT = "sent", "Sent"
@@ -122,7 +132,8 @@ class EmailNotification(OrgOwnedModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["organization", "source", "to_email"], name="uniq_email_notification_per_recipient"
+                fields=["organization", "source", "to_email"], name="uniq_email_notification_per_recipient",
+                nulls_distinct=False,  # an account's mail (no organization) is one row per source and address too
             ),
         ]
         indexes = [

@@ -14,32 +14,48 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.utils import timezone
+from django.db.models.functions import Now
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
-from core.links import invitation_url
+from core import dbclock
+from core.links import invitation_url, password_reset_url
 from orgs.invitations import token_for
 
 from . import conf
-from .content import INVITATION_LINK
+from .content import INVITATION_LINK, PASSWORD_RESET_LINK
 from .models import EmailNotification, Kind
 
 logger = logging.getLogger("notifications")
 
 
-def _links(row: EmailNotification, text: str) -> str:
-    """An invitation's link, derived now from the invitation id and nonce in `source` (never stored)."""
+def _reset_account(row: EmailNotification):
+    """The account a reset mail is for, found now (the request that queued it did not look): the active user with
+    a usable password at that address, as Django's PasswordResetForm mails; None when there is none."""
+    users = get_user_model()._default_manager.filter(email__iexact=row.to_email, is_active=True).order_by("pk")
+    return next((user for user in users if user.has_usable_password()), None)
+
+
+def _links(row: EmailNotification, text: str, account=None) -> str:
+    """An invitation's link, derived now from the invitation id and nonce in `source`, and a reset link, made now
+    for `account` (never stored)."""
+    if row.kind == Kind.PASSWORD_RESET:
+        uid, token = urlsafe_base64_encode(force_bytes(account.pk)), default_token_generator.make_token(account)
+        return text.replace(PASSWORD_RESET_LINK, password_reset_url(uid, token))
     if row.kind != Kind.INVITATIONS:
         return text
     _, invitation_id, nonce = row.source.split(":")
     return text.replace(INVITATION_LINK, invitation_url(invitation_id, token_for(invitation_id, nonce)))
 
 
-def _message(row: EmailNotification) -> EmailMultiAlternatives:
+def _message(row: EmailNotification, account=None) -> EmailMultiAlternatives:
     message = EmailMultiAlternatives(
         subject=row.subject,
-        body=_links(row, row.body_text),
+        body=_links(row, row.body_text, account),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[row.to_email],
         headers={
@@ -47,13 +63,14 @@ def _message(row: EmailNotification) -> EmailMultiAlternatives:
             "Auto-Submitted": "auto-generated",  # RFC 3834: no vacation replies to a robot
         },
     )
-    message.attach_alternative(_links(row, row.body_html), "text/html")
+    message.attach_alternative(_links(row, row.body_html, account), "text/html")
     return message
 
 
 def send_notification(notification_id) -> str:
     """One try at sending a notification e-mail. Returns what happened (for tests and logs):
-    "skipped" (missing, sent or failed), "not_due", "sent", "retry" or "failed" (attempts used up).
+    "skipped" (missing, sent or failed), "not_due", "sent", "retry", "failed" (attempts used up) or "dropped" (a
+    reset mail for an address no account has: the row is deleted, nothing is sent or kept).
 
     Holds the row's lock from before the send until the result is committed; SMTP is bounded by EMAIL_TIMEOUT.
     """
@@ -61,13 +78,19 @@ def send_notification(notification_id) -> str:
         row = EmailNotification.objects.select_for_update().filter(pk=notification_id).first()
         if row is None or row.status != EmailNotification.Status.PENDING:
             return "skipped"
-        now = timezone.now()
+        now = dbclock.now()  # due and retry times are PostgreSQL's, whatever this worker's clock says
         if row.next_attempt_at is not None and row.next_attempt_at > now:
             return "not_due"
+        account = None
+        if row.kind == Kind.PASSWORD_RESET:
+            account = _reset_account(row)
+            if account is None:
+                row.delete()
+                return "dropped"
         row.attempts += 1
         row.enqueued_at = None
         try:
-            _message(row).send(fail_silently=False)
+            _message(row, account).send(fail_silently=False)
         except Exception as exc:  # noqa: BLE001 - every transport failure is retried the same way
             row.last_error = f"{type(exc).__name__}: {exc}"[: conf.ERROR_KEEP_CHARS]
             if row.attempts >= conf.OUTBOX.max_attempts():
@@ -84,7 +107,7 @@ def send_notification(notification_id) -> str:
                                row.pk, row.attempts, delay, row.last_error)
         else:
             row.status = EmailNotification.Status.SENT
-            row.sent_at = timezone.now()
+            row.sent_at = dbclock.now()
             row.next_attempt_at = None
             result = "sent"
         row.save(update_fields=[
@@ -106,5 +129,5 @@ def send_inline(notification_ids: list[str]) -> None:
 def due_notifications():
     """Pending e-mails that are due: new ones, and retries whose time came (the sweep's candidates)."""
     return EmailNotification.objects.filter(
-        status=EmailNotification.Status.PENDING, next_attempt_at__lte=timezone.now()
+        status=EmailNotification.Status.PENDING, next_attempt_at__lte=Now()
     )

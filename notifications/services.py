@@ -14,6 +14,8 @@ The `notify_*` functions are called explicitly by the service that records the t
 change mails nothing and a committed one is never lost (the beat sweep covers a broker that was down).
 """
 
+import secrets
+
 from django.contrib.auth.models import BaseUserManager
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
@@ -281,3 +283,23 @@ def notify_invitation(*, invitation, invited_by) -> list[EmailNotification]:
     return _queue(org_id=invitation.organization_id, kind=Kind.INVITATIONS,
                   source=f"invitation:{invitation.pk}:{invitation.nonce}", addresses=[invitation.email],
                   mail=content.invitation(invitation, invited_by))
+
+
+# --- an account's own mail (no organization) -------------------------------------------------------------------
+
+
+def notify_password_reset(*, email: str) -> list[EmailNotification]:
+    """Queues the reset mail for `email` (normalized by the caller), whether or not an account has it: the request
+    writes one row and publishes one task either way, so its time tells nothing; the worker resolves the account
+    at send time and drops the row when there is none (notifications.sender). Each request is its own mail (a
+    random `source`); the callers' brakes bound how many."""
+    return _queue(org_id=None, kind=Kind.PASSWORD_RESET, source=f"password_reset:{secrets.token_hex(8)}",
+                  addresses=[email], mail=content.password_reset(email))
+
+
+def notify_account_locked(*, user, failures: int, window: int) -> list[EmailNotification]:
+    """Tells an account's owner that its log-ins are braked after `failures` wrong passwords. `window` names the
+    brake's window (the caller sends one per window), and the unique (source, address) keeps it to one row."""
+    email = user.email or user.username
+    return _queue(org_id=None, kind=Kind.ACCOUNT_LOCKED, source=f"account_locked:{user.pk}:{window}",
+                  addresses=[email], mail=content.account_locked(email, failures))

@@ -12,6 +12,13 @@ class TooManyInvitations(DomainError):
     code = "rate_limited"
 
 
+class TooManyOrganizations(DomainError):
+    """A user creates at most ORG_CREATIONS_PER_USER_PER_HOUR organizations an hour."""
+
+    status = 429
+    code = "rate_limited"
+
+
 class InvitationInvalid(DomainError):
     """A link that is unknown, expired, used, revoked or superseded by a resend: one answer for all of them."""
 

@@ -7,7 +7,14 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from core.sensitive import DEFAULT_KINDS
+
 from .tenancy import Nowhere, OrgOwnedModel, OrgOwnedQuerySet
+
+
+def default_redaction_kinds() -> list[str]:
+    """Every organization, existing ones included, starts redacting these (docs/privacy.md#redaction)."""
+    return list(DEFAULT_KINDS)
 
 
 class Organization(models.Model):
@@ -25,6 +32,10 @@ class Organization(models.Model):
     # Bumped (with F(), in the same transaction) by every write to facts, locations and team members, so the
     # agent runtime's knowledge ETag changes on the very next read. See knowledge.selectors.
     knowledge_version = models.PositiveBigIntegerField(default=0)
+    # What is redacted from calls' text at ingest (core.sensitive.KINDS), and whether a call's audio is kept when a
+    # card, government id or bank account number was heard on it (orgs.redaction).
+    redaction_kinds = ArrayField(models.CharField(max_length=32), default=default_redaction_kinds, blank=True)
+    keep_recordings_with_sensitive_data = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -85,12 +96,17 @@ class ApiKey(OrgOwnedModel):
         # `audit` reads the audit trail (/v1/audit-events); `read` alone never grants it.
         READ_AUDIT = "read_audit", "Read and audit"
         READ_WRITE_AUDIT = "read_write_audit", "Read, write and audit"
+        # `privacy` asks for and reads erasures and suppressions (/v1/privacy/erasure-requests, /suppressions).
+        READ_PRIVACY = "read_privacy", "Read and privacy"
+        READ_WRITE_PRIVACY = "read_write_privacy", "Read, write and privacy"
+        READ_AUDIT_PRIVACY = "read_audit_privacy", "Read, audit and privacy"
+        READ_WRITE_AUDIT_PRIVACY = "read_write_audit_privacy", "Read, write, audit and privacy"
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=200)
     key_prefix = models.CharField(max_length=12)
     key_digest = models.CharField(max_length=64, unique=True)
-    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.READ)
+    scope = models.CharField(max_length=32, choices=Scope.choices, default=Scope.READ)
     # The locations this key is limited to (as Membership.location_ids); null: the whole organization.
     location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
@@ -120,6 +136,10 @@ SCOPES_OF = {
     ApiKey.Scope.READ_WRITE: ["read", "write"],
     ApiKey.Scope.READ_AUDIT: ["read", "audit"],
     ApiKey.Scope.READ_WRITE_AUDIT: ["read", "write", "audit"],
+    ApiKey.Scope.READ_PRIVACY: ["read", "privacy"],
+    ApiKey.Scope.READ_WRITE_PRIVACY: ["read", "write", "privacy"],
+    ApiKey.Scope.READ_AUDIT_PRIVACY: ["read", "audit", "privacy"],
+    ApiKey.Scope.READ_WRITE_AUDIT_PRIVACY: ["read", "write", "audit", "privacy"],
 }
 
 

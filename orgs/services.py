@@ -1,39 +1,102 @@
 """Writes on organizations, memberships and API keys. Each service is one transaction."""
 
+import re
 import secrets
+import unicodedata
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit import services as audit
+from core import counters
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.timezones import check_timezone
 from core.validation import check_lengths
 
-from . import key_epochs, quotas
-from .errors import LastAdmin, NotAnAdmin
+from . import key_epochs, quotas, verification
+from .errors import LastAdmin, NotAnAdmin, TooManyOrganizations
 from .keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from .models import ApiKey, Membership, Organization
 from .scopes import audited_location_ids, clean_location_ids, clean_member_scope
-from .verification import mark_verified
+from .verification import mark_verified, never_verified, require_verified
 
 User = get_user_model()
 
 
 @transaction.atomic
-def account_audit(*, action: str, email: str, user=None) -> None:
-    """Records an account's event (signed in, failed to, signed out, password reset asked or done) in the trail
-    of every organization the account belongs to, so each one's admins see it; an address with no account (or
-    no organization) is filed under no organization. Never the password."""
+def account_audit(*, action: str, email: str, user=None, org=None) -> None:
+    """Records an account's event (signed in, failed to, signed out, password reset asked or done) in one trail:
+    `org`, the organization the session acts in (the one a sign-in lands in, the one a sign-out leaves), or under
+    no organization when no session of the account acts (a failed sign-in, a reset asked or completed: anyone can
+    cause those, so they never reach the account's organizations). Each organization of the account therefore
+    sees only what was done in it, never the addresses and browsers its members use elsewhere
+    (docs/api.md#audit-trail). Never the password."""
     email = _normalize_email(email or "")[:254]
     if user is None and email:
         user = User.objects.filter(username=email).first()
     actor = audit.user_actor(user) if user is not None else audit.Actor("user", None, email)
-    org_ids = list(Membership.objects.filter(user=user).values_list("organization_id", flat=True)) if user else []
-    for org_id in org_ids or [None]:
-        audit.record(org=org_id, action=action, actor=actor, target_type="user",
-                     target_id=user.pk if user is not None else None, target_label=email or actor.label)
+    if org is not None and (user is None or not Membership.objects.filter(user=user, organization=org).exists()):
+        org = None  # only an organization the account belongs to
+    audit.record(org=org, action=action, actor=actor, target_type="user",
+                 target_id=user.pk if user is not None else None, target_label=email or actor.label)
+
+
+@transaction.atomic
+def account_confirm(*, code: str, password: str | None = None):
+    """Confirms the address of the account `code` (orgs.verification) was made for; returns (user, password_set).
+
+    An account whose address was never confirmed may have been made by someone else with this address (a sign-up
+    does not prove the mailbox): its confirmer, who does hold the mailbox, chooses the password (`password`,
+    validated by the caller; ValidationFailed on `password` without one), which ends every session the account had
+    (Django checks each session against the password's hash), and every API key the account made before is
+    revoked. VerificationInvalid for a code that is not valid."""
+    user = verification.check(code=code, lock=True)
+    first = never_verified(user)
+    if first:
+        if not password:
+            raise ValidationFailed(field_errors={"password": ["Choose a password for this account."]})
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    account_mailbox_proven(user=user)
+    return user, first
+
+
+def account_mailbox_proven(*, user) -> None:
+    """`user` just used a link mailed to their address (a confirmation, a password reset): the address is theirs.
+    The first time, the keys the account made before are revoked: they may be a squatter's (see account_confirm).
+    The caller has set the password (which ends the account's other sessions) when it had to."""
+    with transaction.atomic():
+        if never_verified(user):
+            _revoke_keys_made_by(user)
+        mark_verified(user=user)
+
+
+def _revoke_keys_made_by(user) -> None:
+    keys = list(ApiKey.objects.select_for_update().filter(created_by=user, revoked_at__isnull=True).order_by("pk"))
+    if not keys:
+        return
+    now = timezone.now()
+    ApiKey.objects.filter(pk__in=[key.pk for key in keys]).update(revoked_at=now, revoked_by=None)
+    key_epochs.keys_changed([key.key_digest for key in keys])
+    for key in keys:
+        audit.record(org=key.organization_id, action="api_key.revoked", target=key, actor=audit.SYSTEM,
+                     changes={"revoked_at": [None, now]})
+
+
+_CONTROLS = re.compile(r"[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
+
+
+def clean_org_name(name) -> str:
+    """An organization's name as stored: control characters (newlines, tabs, escapes, bidirectional overrides) are
+    spaces, runs of spaces one, no space at either end. The name is shown in pages, mails and subjects, where a
+    newline could start a line of the name-giver's choosing. ValidationFailed on `name` when nothing is left."""
+    name = re.sub(r"\s+", " ", _CONTROLS.sub(" ", unicodedata.normalize("NFC", str(name or "")))).strip()
+    if not name:
+        raise ValidationFailed(field_errors={"name": ["This field is required."]})
+    check_lengths({"name": name}, {"name": 200})
+    return name
 
 
 def require_admin(*, user, org: Organization) -> Membership:
@@ -80,7 +143,7 @@ def organization_create(*, name: str, admin_email: str, admin_password: str | No
     where an existing user must not be handed to whoever typed their email (see `organization_signup`). An account
     it creates counts as confirmed (the operator vouches for the address); an existing one keeps its password and
     its confirmation state."""
-    org = Organization.objects.create(name=name, **org_settings)
+    org = Organization.objects.create(name=clean_org_name(name), **org_settings)
     user, created = _user_get_or_create(email=admin_email, password=admin_password)
     if created:
         mark_verified(user=user)
@@ -105,6 +168,7 @@ def organization_signup(*, name: str, email: str, password: str, **org_settings)
     The email must not belong to anyone yet. The unique username decides, not an earlier check (a user committed
     between the form's check and this insert is caught here): taken is Conflict("email") and nothing is written.
     """
+    name = clean_org_name(name)
     user = account_create(email=email, password=password)
     org = Organization.objects.create(name=name, **org_settings)
     Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
@@ -116,6 +180,8 @@ def organization_update(*, org: Organization, by, **changes) -> Organization:
     """Changes the organization's settings (admins only), audited as `organization.updated`. `time_zone` must be an
     IANA name."""
     require_admin(user=by, org=org)
+    if "name" in changes:
+        changes["name"] = clean_org_name(changes["name"])
     if "time_zone" in changes:
         check_timezone(changes["time_zone"], field="time_zone")
     before = {field: getattr(org, field) for field in changes}
@@ -153,8 +219,10 @@ def api_key_create(*, org: Organization, created_by, name: str, scope: str,
                    location_ids: list | None = None) -> tuple[ApiKey, str]:
     """Creates a key and returns it with its plaintext, which exists only in this return value. Conflict
     (`api_keys`) when the organization has QUOTA_API_KEYS_PER_ORG active keys already. `location_ids` limits the
-    key to those locations of the org (orgs.scopes; None: the whole organization)."""
+    key to those locations of the org (orgs.scopes; None: the whole organization). An account whose address is not
+    confirmed makes none (EmailNotVerified): a key would outlive the confirmation of the address's real owner."""
     require_admin(user=created_by, org=org)
+    require_verified(user=created_by, action="creating API keys")
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationFailed(field_errors={"name": ["Name must be 1 to 200 characters."]})
@@ -241,11 +309,22 @@ def _leave(membership: Membership, *, action: str) -> None:
 
 @transaction.atomic
 def organization_create_for(*, user, name: str) -> Organization:
-    """A signed-in user creates another organization, of which they are the admin."""
-    name = (name or "").strip()
-    if not name:
-        raise ValidationFailed(field_errors={"name": ["This field is required."]})
-    check_lengths({"name": name}, {"name": 200})
+    """A signed-in user creates another organization, of which they are the admin.
+
+    Bounded per user, since each organization brings its own quotas and shares of the fleet's places: Conflict
+    (`organizations`) once the user belongs to ORGS_PER_USER_MAX organizations (the user's row is locked, so two
+    creations at once cannot both pass), TooManyOrganizations (429) past ORG_CREATIONS_PER_USER_PER_HOUR
+    creations in an hour (counted in Redis for every process, only for a creation that passes every other
+    check)."""
+    name = clean_org_name(name)
+    User.objects.select_for_update().filter(pk=user.pk).first()
+    most = settings.ORGS_PER_USER_MAX
+    if Membership.objects.filter(user=user).count() >= most:
+        raise Conflict("organizations", f"You belong to {most} organizations, the most one account may: leave one "
+                                        "before you create another.")
+    per_hour = settings.ORG_CREATIONS_PER_USER_PER_HOUR
+    if counters.hit_window(f"org-creations:{user.pk}", seconds=3600)[0] > per_hour:
+        raise TooManyOrganizations(f"You can create at most {per_hour} organizations an hour: try again later.")
     org = Organization.objects.create(name=name)
     Membership.objects.create(user=user, organization=org, role=Membership.Role.ADMIN)
     return org

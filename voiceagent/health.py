@@ -1,6 +1,11 @@
 """`GET /healthz` (the process answers: no dependency looked at) and `GET /readyz` (PostgreSQL answers with every
 migration applied, Redis answers, the Celery broker answers). Outside /v1: no key, no rate limit, never cached.
-Each check is bounded (about half a second), so /readyz turns 503 within a second of a dependency going away.
+Each check is bounded (about half a second), so /readyz answers within a second of a dependency going away.
+
+/readyz is what a load balancer checks, so it is 503 only when this node cannot serve: PostgreSQL unreachable or
+migrations missing. Redis and the broker down leave it 200 with `"status": "degraded"` and the failing check named:
+the API serves without Redis (counters fall back to the process, the outbox's sweep publishes later), and since
+every node shares the same Redis, a 503 for it would take the whole fleet out of rotation at once.
 
 /readyz is anonymous and each answer costs a round trip to PostgreSQL and to Redis (twice): the Redis checks reuse
 one small pool of connections per process (a new connection per hit would let a prober fill Redis's connection
@@ -22,6 +27,7 @@ from kombu import Connection
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from core import counters
 from core.clientaddr import address_bucket, client_address
 
 TIMEOUT = 0.5
@@ -66,6 +72,10 @@ def _ping(url: str) -> None:
 
 
 def _redis() -> None:
+    if settings.REDIS_SENTINELS:  # the primary Sentinel names now, through the cache's own pool
+        if not counters.ping():
+            raise RuntimeError("no PONG")
+        return
     _ping(settings.CACHES["default"]["LOCATION"])
 
 
@@ -74,11 +84,13 @@ def _broker() -> None:
     if url.startswith(("redis://", "rediss://", "unix://")):
         _ping(url)
         return
-    with Connection(url, connect_timeout=TIMEOUT) as broker:
+    with Connection(url, connect_timeout=TIMEOUT, transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as broker:
         broker.ensure_connection(max_retries=0, timeout=TIMEOUT)
 
 
 CHECKS = {"database": _database, "redis": _redis, "broker": _broker}
+# Without these the node cannot serve at all; the others only degrade it.
+REQUIRED = ("database",)
 
 
 def _run(check) -> dict:
@@ -150,5 +162,10 @@ def readyz(request):
         response["Retry-After"] = str(wait)
         return response
     checks = {name: _run(check) for name, check in CHECKS.items()}
-    ready = all(check["ok"] for check in checks.values())
-    return JsonResponse({"status": "ready" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    if not all(checks[name]["ok"] for name in REQUIRED):
+        status = "unavailable"
+    elif all(check["ok"] for check in checks.values()):
+        status = "ready"
+    else:
+        status = "degraded"
+    return JsonResponse({"status": status, "checks": checks}, status=503 if status == "unavailable" else 200)

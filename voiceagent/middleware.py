@@ -11,8 +11,9 @@ from django.dispatch import receiver
 from django.http import JsonResponse
 
 from core import actors as audit_context
-from core import metrics
+from core import dbreach, metrics
 
+from .api import fallbacks
 from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
 
@@ -102,7 +103,8 @@ class NoCorsMiddleware:
 
 
 class ApiErrorMiddleware:
-    """Every failure under the API prefixes is the spec's JSON: the router's 404, Django's 400/405, and 500s.
+    """Every failure under the API prefixes is the spec's JSON: the router's 404, Django's 400/405, and 500s. Any page
+whose view could not reach PostgreSQL is a 503 with Retry-After (core/dbreach.py), never a 500.
 
     DRF views render their own errors through `api_exception_handler`; this catches what never reaches DRF.
     """
@@ -125,6 +127,10 @@ class ApiErrorMiddleware:
         return response
 
     def process_exception(self, request, exception):
+        if dbreach.unreachable(exception):
+            logger.warning("%s %s answered 503: PostgreSQL unreachable (%s)", request.method, request.path,
+                           type(exception).__name__)
+            return fallbacks.unavailable(request)
         if not is_api_path(request.path):
             return None
         logger.exception("Unhandled error on %s %s", request.method, request.path)

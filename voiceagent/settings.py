@@ -6,11 +6,15 @@ addresses are in var/embedded.env while they run.
 """
 
 import os
+import socket
 import warnings
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
+
+from voiceagent.storage_url import s3_storage, storage_origins
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -19,7 +23,10 @@ env = environ.Env()
 if not os.environ.get("VOICEAGENT_IGNORE_DOTENV"):  # the test settings set it
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 environ.Env.read_env(VAR_DIR / "embedded.env", overwrite=False)  # present only while embedded servers run
-for _name in ("DATABASE_URL", "REDIS_URL"):
+# Redis behind Sentinel (README "Redis with Sentinel"): REDIS_SENTINELS=host:port,host:port and
+# REDIS_SENTINEL_MASTER name where the cache, the counters and the broker find the primary; REDIS_URL is then unused.
+REDIS_SENTINELS = env("REDIS_SENTINELS", default="").strip()
+for _name in ("DATABASE_URL", *(() if REDIS_SENTINELS else ("REDIS_URL",))):
     if not env(_name, default=""):
         raise ImproperlyConfigured(
             f"{_name} is not set. `make run` and `make test` start embedded PostgreSQL and Redis themselves; "
@@ -87,6 +94,7 @@ INSTALLED_APPS = [
     "calls",
     "webhooks",
     "meetings",
+    "privacy",
     "notifications",
     "alerts",
     "dashboard",
@@ -113,10 +121,12 @@ MIDDLEWARE = [
 ROOT_URLCONF = "voiceagent.urls"
 
 # Every HTML page: scripts and styles from this origin only, no inline script, no framing. CSP_MEDIA_SRC adds the
-# origins recordings play from (an S3 bucket's, when recordings are stored there).
+# origins recordings play from (an S3 bucket's, when recordings are stored there); an S3-compatible server named by
+# RECORDINGS_STORAGE_URL's endpoint_url is added by itself.
+_MEDIA_ORIGINS = [*env.list("CSP_MEDIA_SRC", default=[]), *storage_origins(env("RECORDINGS_STORAGE_URL", default=""))]
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    f"media-src 'self' {' '.join(env.list('CSP_MEDIA_SRC', default=[]))}".rstrip() + "; "
+    f"media-src 'self' {' '.join(_MEDIA_ORIGINS)}".rstrip() + "; "
     "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'"
 )
 WSGI_APPLICATION = "voiceagent.wsgi.application"
@@ -140,9 +150,27 @@ DATABASES = {"default": env.db("DATABASE_URL")}
 # Django's backend plus joined transactions (voiceagent/postgresql/base.py); PostgreSQL is the only database.
 DATABASES["default"]["ENGINE"] = "voiceagent.postgresql"
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+# A host that does not answer (a failover that drops packets) fails a connection attempt after this long instead of
+# hanging the request: it then answers 503 (core/dbreach.py).
+DATABASES["default"].setdefault("OPTIONS", {})
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5))
+# DATABASE_POOLING=transaction: DATABASE_URL names a transaction-mode pooler (PgBouncer, most managed PostgreSQL
+# offerings), which hands each transaction to any server connection. Nothing may then outlive a transaction: no
+# prepared statement (psycopg's automatic ones stay off, the webhook claim sends its statements' text), no cursor
+# held across transactions (Django's server-side cursors off: .iterator() reads in chunks from a client cursor), no
+# session setting or lock (the code takes only SET LOCAL and transaction-level advisory locks). Empty: a direct
+# connection or a session-mode pool, and nothing changes. docs/deployment.md#postgresql.
+DATABASE_POOLING = env("DATABASE_POOLING", default="")
+if DATABASE_POOLING not in ("", "session", "transaction"):
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLING must be empty, 'session' or 'transaction' (the pooler's mode), not {DATABASE_POOLING!r}."
+    )
+if DATABASE_POOLING == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env("REDIS_URL")
+REDIS_URL = env("REDIS_URL", default="")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -153,10 +181,35 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 }
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="")
+REDIS_SENTINEL_DB = env.int("REDIS_SENTINEL_DB", default=0)
+REDIS_SENTINEL_ADDRESSES: list[tuple[str, int]] = []
+if REDIS_SENTINELS:
+    from voiceagent.redis_sentinel import parse_sentinels
+
+    # Refused at once, DEBUG or not: a wrong list would leave every process without Redis, and say so only as
+    # a stream of connection errors.
+    try:
+        REDIS_SENTINEL_ADDRESSES = parse_sentinels(REDIS_SENTINELS)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"REDIS_SENTINELS cannot be parsed ({exc}): give host:port,host:port.") from None
+    if not REDIS_SENTINEL_MASTER:
+        raise ImproperlyConfigured("REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER, the monitored primary's name, "
+                                   "is not.")
+    CACHES["default"].update({
+        "BACKEND": "voiceagent.redis_sentinel.SentinelRedisCache",
+        "LOCATION": f"sentinel://{REDIS_SENTINEL_MASTER}/{REDIS_SENTINEL_DB}",
+        "OPTIONS": {**CACHES["default"]["OPTIONS"], "sentinels": REDIS_SENTINEL_ADDRESSES,
+                    "master": REDIS_SENTINEL_MASTER, "db": REDIS_SENTINEL_DB},
+    })
 
 AUTH_PASSWORD_VALIDATORS = [
+    # Not too close to the account's own address (its local part is the first thing a guesser tries).
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+     "OPTIONS": {"user_attributes": ("username", "email", "first_name", "last_name")}},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Where the brakes (log-in, sign-up, reset, invitations) read the client's address (core/clientaddr.py):
 # behind N proxies that each append to X-Forwarded-For, TRUSTED_PROXY_COUNT=N; or the proxies' addresses/networks.
@@ -175,8 +228,27 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Recordings are the default storage's only files. RECORDINGS_STORAGE_URL (voiceagent/storage_url.py) puts them in
+# S3-compatible object storage that every node shares; without it they stay on this machine's disk under MEDIA_ROOT,
+# and a playback request that reaches another node finds nothing.
+MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+RECORDINGS_STORAGE_URL = env("RECORDINGS_STORAGE_URL", default="")
+if RECORDINGS_STORAGE_URL:
+    _RECORDINGS_STORAGE = s3_storage(RECORDINGS_STORAGE_URL, expire_seconds=3600)  # calls.recordings' URL lifetime
+else:
+    _RECORDINGS_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": MEDIA_ROOT},
+    }
+    if not DEBUG:
+        warnings.warn(
+            "RECORDINGS_STORAGE_URL is not set: recordings are stored on this machine's disk (MEDIA_ROOT), so playback "
+            "works only on the node that stored them and a replaced node loses them. With more than one node, set "
+            "RECORDINGS_STORAGE_URL=s3://<bucket>?endpoint_url=<url>&region=<region> (docs/deployment.md).",
+            UserWarning,
+            stacklevel=1,
+        )
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": VAR_DIR / "media"}},
+    "default": _RECORDINGS_STORAGE,
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
@@ -257,6 +329,16 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Long enough that no healthy delivery is redelivered; the sweeper covers what dies.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+if REDIS_SENTINELS:
+    # kombu's sentinel transport: every (re)connection asks the sentinels for the primary.
+    CELERY_BROKER_URL = ";".join(
+        f"sentinel://{f'[{host}]' if ':' in host else host}:{port}/{REDIS_SENTINEL_DB}"
+        for host, port in REDIS_SENTINEL_ADDRESSES
+    )
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({
+        "master_name": REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+    })
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # How long a publish may wait for the broker in all (kombu retries within it). A web request publishes after its
 # commit: with the broker gone, the first publish waits this long, then the outbox's breaker skips publishing (the
@@ -268,7 +350,47 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Beat without a state file, safe to run on every machine (voiceagent/beat.py): each entry runs once per period of
+# Redis's clock, claimed in Redis, whatever the number of beats; a beat on a fresh machine keeps the schedule.
+CELERY_BEAT_SCHEDULER = "voiceagent.beat:ClaimingScheduler"
 CELERY_BEAT_SCHEDULE = {}
+DAY = 24 * 3600
+
+
+PERIODIC_EXPIRES_AT_LEAST = 60
+
+
+def _periodic(name: str, task: str, every: float, *, time_limit: float) -> None:
+    """A beat entry every `every` seconds. A run that has not started within its period (or a minute, whichever is
+    longer) is dropped (`expires`), so a stopped worker does not come back to a pile of stale sweeps. Celery checks
+    an expiry against the worker's own clock: with a second's expiry, a worker whose clock ran 30 s ahead dropped
+    every sweep it took, so the minute is what clocks may disagree by. `time_limit` seconds into a run the task is
+    told to stop (soft limit: purges stop between batches), and 30 s later its process is killed."""
+    CELERY_BEAT_SCHEDULE[name] = {
+        "task": task, "schedule": every,
+        "options": {"expires": max(every, PERIODIC_EXPIRES_AT_LEAST), "soft_time_limit": time_limit,
+                    "time_limit": time_limit + 30},
+    }
+
+
+# Three queues, so a backlog in one never delays the others (README "Queues"): webhook deliveries, notification
+# e-mails, and maintenance (the sweeps, the purges, audit sealing; also whatever task names no route). Each is a
+# Redis list of its own, and the Procfile runs a worker per queue, so a million queued deliveries neither hold a
+# password-reset e-mail back nor starve the sweeps that re-enqueue lost work.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in ("deliveries", "email", "maintenance")]
+CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+CELERY_TASK_ROUTES = {
+    "webhooks.deliver_batch": {"queue": "deliveries"},
+    "notifications.send": {"queue": "email"},
+    "webhooks.sweep": {"queue": "maintenance"},
+    "webhooks.purge_delivery_log": {"queue": "maintenance"},
+    "notifications.sweep": {"queue": "maintenance"},
+    "calls.abandon_stale_calls": {"queue": "maintenance"},
+    "alerts.evaluate": {"queue": "maintenance"},
+    "orgs.purge_idempotency_keys": {"queue": "maintenance"},
+    "audit.*": {"queue": "maintenance"},
+    "privacy.*": {"queue": "maintenance"},
+}
 
 # Webhook delivery (webhooks/conf.py reads these). The retry schedule and timings are injectable for tests.
 WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=float, default=[])  # empty: the standard schedule
@@ -286,41 +408,62 @@ WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
 QUOTA_SUBSCRIPTIONS_PER_ORG = env.int("QUOTA_SUBSCRIPTIONS_PER_ORG", default=20)
 QUOTA_CALL_FIELDS_PER_ORG = env.int("QUOTA_CALL_FIELDS_PER_ORG", default=100)
 QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoked keys do not count
+# Organizations a user may belong to and still create another, and create in any hour: each organization brings
+# quotas and shares of the fleet's places of its own, so one account must not multiply them at will.
+ORGS_PER_USER_MAX = env.int("ORGS_PER_USER_MAX", default=20)
+ORG_CREATIONS_PER_USER_PER_HOUR = env.int("ORG_CREATIONS_PER_USER_PER_HOUR", default=5)
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
 QUOTA_ALERT_RULES_PER_ORG = env.int("QUOTA_ALERT_RULES_PER_ORG", default=50)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
-# most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four runs one (at least 1).
+# most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four of each node runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
 # CSV exports (core/csvexport.py) hold a web worker for their whole download: at most this many at once per
-# organization, and one web worker in four overall (at least 1). A download's places expire this many seconds after
-# its last progress (a client that stops reading), renewed as it sends.
+# organization (fleet-wide), and one web worker in four of each node (at least 1). A download's places expire this
+# many seconds after its last progress (a client that stops reading), renewed as it sends.
 EXPORTS_PER_ORG_AT_ONCE = env.int("EXPORTS_PER_ORG_AT_ONCE", default=1)
 EXPORT_PLACE_TTL_SECONDS = env.float("EXPORT_PLACE_TTL_SECONDS", default=60.0)
 # gunicorn's worker count, as gunicorn.conf.py reads it (and as its post_fork hook sets it in every worker, so a
 # `--workers` given on the command line counts too).
 WEB_WORKERS = env.int("WEB_WORKERS", default=2 * (os.cpu_count() or 1))
-CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS}
-CELERY_BEAT_SCHEDULE["webhooks-purge-delivery-log"] = {"task": "webhooks.purge_delivery_log", "schedule": 24 * 3600}
+# This node's name in the keys of what each node counts for itself (the quarter of its web workers that exports and
+# test deliveries may hold): NODE_ID, else the host name and gunicorn's port (gunicorn.conf.py's post_fork sets it),
+# else the host name. Two nodes must never share one.
+NODE_ID = env("NODE_ID", default="") or socket.gethostname()
+# Once more than half of a node's export (or test-delivery) places are held, the rest go only to organizations that
+# took or gave back none in this many seconds (docs/api.md#exports): a few tenants cannot hold them all.
+PLACES_FAIR_SHARE_SECONDS = env.float("PLACES_FAIR_SHARE_SECONDS", default=60.0)
+_periodic("webhooks-sweep", "webhooks.sweep", WEBHOOK_SWEEP_INTERVAL_SECONDS, time_limit=60)
+_periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, time_limit=3600)
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
-CELERY_BEAT_SCHEDULE["calls-abandon-stale"] = {"task": "calls.abandon_stale_calls", "schedule": 60}
+_periodic("calls-abandon-stale", "calls.abandon_stale_calls", 60, time_limit=60)
 # Alert rules are evaluated every minute (alerts/tasks.py), on the maintenance queue.
-CELERY_BEAT_SCHEDULE["alerts-evaluate"] = {"task": "alerts.evaluate", "schedule": 60}
-CELERY_BEAT_SCHEDULE["orgs-purge-idempotency-keys"] = {"task": "orgs.purge_idempotency_keys", "schedule": 24 * 3600}
+_periodic("alerts-evaluate", "alerts.evaluate", 60, time_limit=240)  # a first minute opens thousands
+_periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 AUDIT_ENABLED = env.bool("AUDIT_ENABLED", default=True)
-CELERY_BEAT_SCHEDULE["audit-seal-pending"] = {"task": "audit.seal_pending", "schedule": 10}
-CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 24 * 3600}
+# The key the chain's MACs and the signed heads derive from (audit/keys.py); unset, it derives from SECRET_KEY, so
+# rotating SECRET_KEY would then fail every earlier entry's check: set it once and keep it (docs/api.md#audit-trail).
+AUDIT_CHAIN_KEY = env("AUDIT_CHAIN_KEY", default="")
+# `GET /v1/audit-events/verify` hashes at most this many entries per request (past the org's checkpoint); more
+# unverified than that and it checks this many, says `complete: false`, and a verification job does the rest.
+AUDIT_VERIFY_MAX_ENTRIES = env.int("AUDIT_VERIFY_MAX_ENTRIES", default=10_000)
+# A verification job with no progress for this long (its task lost with the broker) no longer blocks a new one.
+AUDIT_VERIFICATION_STALE_SECONDS = env.int("AUDIT_VERIFICATION_STALE_SECONDS", default=300)
+_periodic("audit-seal-pending", "audit.seal_pending", 10, time_limit=60)
+_periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
+# Privacy (docs/privacy.md): the daily retention purge (stopped between batches past its limit; the next day goes on)
+# and the erasure sweep, on the `maintenance` queue with the other purges.
+_periodic("privacy-purge-expired-content", "privacy.purge_expired_content", DAY, time_limit=6 * 3600)
+_periodic("privacy-sweep-erasures", "privacy.sweep_erasures", 60, time_limit=60)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
 NOTIFICATION_RETRY_SCHEDULE = env.list("NOTIFICATION_RETRY_SCHEDULE", cast=float, default=[])  # empty: the default
 NOTIFICATION_REENQUEUE_AFTER_SECONDS = env.float("NOTIFICATION_REENQUEUE_AFTER_SECONDS", default=30)
 NOTIFICATION_SWEEP_INTERVAL_SECONDS = env.float("NOTIFICATION_SWEEP_INTERVAL_SECONDS", default=5)
-CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
-    "task": "notifications.sweep", "schedule": NOTIFICATION_SWEEP_INTERVAL_SECONDS,
-}
+_periodic("notifications-sweep", "notifications.sweep", NOTIFICATION_SWEEP_INTERVAL_SECONDS, time_limit=60)
 # Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
 # connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
@@ -404,7 +547,10 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
         )
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+# HSTS on by default outside DEBUG (a year): a browser that once reached the dashboard over HTTPS never again tries
+# plain HTTP, where a network attacker could strip TLS. Django sends it on HTTPS answers only, so plain-HTTP setups
+# (make run, the test stack) are unaffected. SECURE_HSTS_SECONDS=0 opts out (a host that may go back to HTTP).
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 
 if _PROBLEMS:

@@ -15,8 +15,13 @@ os.environ.setdefault("EMAIL_URL", "smtp://127.0.0.1:1025")  # never used: the t
 # The suite (and the servers and workers it starts) runs outside DEBUG with loopback receivers on purpose.
 os.environ.setdefault("WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "1")
 
+import warnings  # noqa: E402
+
+# One machine, on purpose: the start-up warning about recordings on the local disk would only repeat in every process.
+warnings.filterwarnings("ignore", message="RECORDINGS_STORAGE_URL is not set", category=UserWarning)
+
 from .settings import *  # noqa: E402, F403
-from .settings import CACHES, REDIS_URL, VAR_DIR  # noqa: E402
+from .settings import CACHES, REDIS_SENTINELS, REDIS_URL, VAR_DIR  # noqa: E402
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -29,9 +34,12 @@ def _redis_db(url: str, db: int) -> str:
     return f"{base}/{db}"
 
 
-CACHE_REDIS_URL = _redis_db(REDIS_URL, 1 + WORKER_NUMBER * 2)
-CACHES = {"default": {**CACHES["default"], "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": ""}}
-CELERY_BROKER_URL = _redis_db(REDIS_URL, 2 + WORKER_NUMBER * 2)
+if REDIS_SENTINELS:  # a test's own Redis behind Sentinel (tests/ops/test_redis_failover.py): used as it is
+    CACHES = {"default": {**CACHES["default"], "KEY_PREFIX": ""}}
+else:
+    CACHE_REDIS_URL = _redis_db(REDIS_URL, 1 + WORKER_NUMBER * 2)
+    CACHES = {"default": {**CACHES["default"], "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": ""}}
+    CELERY_BROKER_URL = _redis_db(REDIS_URL, 2 + WORKER_NUMBER * 2)
 
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False  # the live server and the browser tests speak plain HTTP
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -93,6 +93,15 @@ CALL_FIELD_VALUE = strict({
 CALL_FIELDS = {"type": "object", "propertyNames": {"pattern": r"^[a-z][a-z0-9_]{0,63}$"},
                "additionalProperties": CALL_FIELD_VALUE}
 
+# What the detector replaced in the call's text before it was stored (docs/privacy.md#redaction).
+REDACTION_KINDS = ["card_number", "government_id", "bank_account", "email", "phone_number", "date_of_birth"]
+REDACTION = strict({
+    "detector_version": nullable({"type": "string"}),
+    "counts": {"type": "object", "propertyNames": {"enum": REDACTION_KINDS},
+               "additionalProperties": {"type": "integer", "minimum": 1}},
+    "recording_withheld": {"type": "boolean"},
+})
+
 _CALL_ENDED_BASE = {
     "call_id": UUID,
     "location_id": nullable(UUID),
@@ -109,6 +118,7 @@ _CALL_ENDED_BASE = {
     "trail": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string"},
     "fields": CALL_FIELDS,
+    "redaction": REDACTION,
 }
 CALL_ENDED = {
     **strict({**_CALL_ENDED_BASE, "order_status": {"const": "new"}, "order": ORDER}, required=list(_CALL_ENDED_BASE)),
@@ -228,6 +238,20 @@ DATA_SCHEMAS["meeting.outcome_approved"] = strict({
     "status_url": {"type": "string", "format": "uri"},
 })
 
+CONTENT_PARTS = ["transcript", "recording"]
+CONTENT_DELETED_REASONS = ["retention", "request", "erasure"]
+DATA_SCHEMAS["call.content_deleted"] = strict({
+    "call_id": UUID,
+    "location_id": nullable(UUID),
+    "parts": {"type": "array", "items": {"enum": CONTENT_PARTS}, "minItems": 1, "uniqueItems": True},
+    "reason": {"enum": CONTENT_DELETED_REASONS},
+})
+DATA_SCHEMAS["contact.erased"] = strict({
+    "erasure_request_id": UUID,
+    "contact_id": nullable(UUID),
+    "call_ids": {"type": "array", "items": UUID},
+})
+
 _ALERT = strict({
     "alert_id": UUID,
     "rule_id": nullable(UUID),
@@ -277,7 +301,8 @@ DATA_SCHEMAS["webhook_subscription.recovered"] = strict({
 
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
-    "organization's call fields as heard (`fields`) and, for an `order` outcome, the order with its status.",
+    "organization's call fields as heard (`fields`), what was redacted from its text (`redaction`) and, for an "
+    "`order` outcome, the order with its status.",
     "call.recording_ready": "A call's recording can be fetched (GET /v1/calls/{id}/recording).",
     "call_order.status_changed": "An order placed during a call moved to another status (by the team, the API or "
     "the caller).",
@@ -287,6 +312,11 @@ DESCRIPTIONS = {
     "call.appointment_booked": "The agent booked an appointment on one of the org's calendars.",
     "contact.created": "A caller not seen before became a contact.",
     "meeting.outcome_approved": "An admin approved a meeting's outcome and sent it (the meetings product).",
+    "call.content_deleted": "A call's content (`transcript`: its transcript, summary and every text that quoted the "
+    "caller; `recording`: its audio) was deleted, by the retention policy, on request or by an erasure. Delete your "
+    "copies. Sent to every subscription that receives call events.",
+    "contact.erased": "A caller was erased on their request (GDPR, CCPA): delete the contact and these calls in your "
+    "systems. Ids only. Sent to every subscription that receives call or contact events.",
     "alert.triggered": "An alert rule's condition held: an alert opened (docs/api.md#alerts).",
     "alert.resolved": "An alert's metric was back within its rule's threshold for one whole window.",
     "location.line_silent": "The line watchdog: a location expected calls in the window (from the same weekday and "
@@ -298,6 +328,19 @@ DESCRIPTIONS = {
     "webhook_subscription.recovered": "A subscription that was failing answered 2xx again.",
 }
 
+# Who receives the privacy events besides the subscriptions that list them: every subscription that got what they
+# tell it to delete (docs/privacy.md). `contact.erased` goes to such subscriptions whatever their locations: a
+# caller is the whole organization's.
+_CALL_TYPES = ("call.ended", "call.recording_ready", "call_order.status_changed", "call.callback_requested",
+               "call.message_taken", "call.escalation_triggered", "call.appointment_booked")
+AUDIENCE = {
+    "call.content_deleted": _CALL_TYPES,
+    "contact.erased": (*_CALL_TYPES, "contact.created"),
+}
+EVERY_LOCATION = frozenset({"contact.erased"})
+# Events that are the tombstones' own: never rewritten into one.
+PRIVACY_EVENTS = frozenset({"call.content_deleted", "contact.erased"})
+
 # The data field that names the call an event is about, for the event types that are about one.
 CALL_ID_FIELDS = {
     "call.ended": "call_id",
@@ -308,6 +351,7 @@ CALL_ID_FIELDS = {
     "call.escalation_triggered": "call_id",
     "call.appointment_booked": "call_id",
     "contact.created": "first_call_id",
+    "call.content_deleted": "call_id",
 }
 
 # Every event about a call carries `sequence` (1, 2, 3 ... per call in emit order: webhooks.services.emit), so a
@@ -348,8 +392,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the types in EVENT_TYPES order (the spec's nine first), each with its description and
-    envelope schema."""
+    """`GET /v1/event-types`: the types in EVENT_TYPES order (the spec's nine, the privacy ones, the operational
+    ones), each with its description and envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

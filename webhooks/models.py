@@ -18,8 +18,8 @@ from orgs.tenancy import AtLocation, LocationRule, OrgOwnedModel, OrgOwnedQueryS
 
 from . import crypto
 
-# The nine event types of the spec, in the spec's order, then the operational ones: alerts (the alerts app emits
-# them), the line watchdog, and the webhook subscriptions' own health (the sender emits them).
+# The nine event types of the spec, in the spec's order, then the privacy events, then the operational ones: alerts
+# (the alerts app emits them), the line watchdog, and the webhook subscriptions' own health (the sender emits them).
 EVENT_TYPES = (
     "call.ended",
     "call.recording_ready",
@@ -30,6 +30,9 @@ EVENT_TYPES = (
     "call.appointment_booked",
     "contact.created",
     "meeting.outcome_approved",
+    # Privacy (docs/privacy.md): a call's content was deleted; a caller was erased. Ids only.
+    "call.content_deleted",
+    "contact.erased",
     "alert.triggered",
     "alert.resolved",
     "location.line_silent",

@@ -9,7 +9,8 @@ an Event, a Delivery or an attempt: nothing is retried, logged or counted toward
 A test holds a web worker, so no receiver may keep it long and no tenant may take many (docs/webhooks.md#test-
 deliveries): the three POSTs share WEBHOOK_TEST_BUDGET_SECONDS (5 s) in all, sent from a thread the request waits
 for no longer than that, and a test needs a place in two semaphores every process shares through Redis: its
-organization's (1 test at a time) and everyone's (one web worker in four, at least 1). Without a place, nothing is
+organization's (1 test at a time, fleet-wide) and its node's (one of the node's web workers in four, at least 1,
+keyed by NODE_ID), the node's with the fair share exports have (core/csvexport.py). Without a place, nothing is
 sent and the caller answers 429 with Retry-After.
 """
 
@@ -24,11 +25,13 @@ from django.utils import timezone
 
 from audit import services as audit
 from core import counters
+from core.csvexport import busy_scope
 
 from . import catalog, crypto
 from .models import Subscription
 from .sender import build_headers
 from .services import envelope_bytes
+from .ssrf import masked_url
 from .transport import Outcome, post
 
 STALE_SECONDS = 600
@@ -75,12 +78,13 @@ def budget_seconds() -> float:
 
 
 def tests_at_once() -> int:
-    """How many tests may run at once across every process: one web worker in four, at least 1."""
+    """How many tests this node may run at once: one of its web workers in four, at least 1."""
     return max(1, int(settings.WEB_WORKERS) // 4)
 
 
 class TestsBusy(Exception):
-    """No place for a test now; `wait` is the whole seconds after which one may be free."""
+    """No place for a test now; `wait` is the whole seconds after which one may be free; `scope` as ExportsBusy's
+    ("organization", "all" or "share")."""
 
     def __init__(self, wait: int, scope: str):
         super().__init__(f"{scope} tests at once")
@@ -88,19 +92,30 @@ class TestsBusy(Exception):
 
 
 def _slots(subscription: Subscription) -> list[tuple[str, int]]:
-    return [(f"webhook-tests:org:{subscription.organization_id}", TESTS_PER_ORG_AT_ONCE),
-            ("webhook-tests:all", tests_at_once())]
+    """The organization's semaphore (fleet-wide), then this node's (a quarter of its own web workers)."""
+    return [(f"webhook-tests:fleet:org:{subscription.organization_id}", TESTS_PER_ORG_AT_ONCE),
+            (f"webhook-tests:node:{settings.NODE_ID}", tests_at_once())]
+
+
+def _share(subscription: Subscription) -> counters.Share:
+    """The node's fair share, as for exports: organizations that ran a test lately, fleet-wide."""
+    return counters.Share("webhook-tests:fleet:recent", str(subscription.organization_id),
+                          float(settings.PLACES_FAIR_SHARE_SECONDS))
 
 
 def _take_places(subscription: Subscription) -> str:
     budget = budget_seconds()
     try:
-        return counters.take_slots(_slots(subscription), ttl=budget + SLOT_GRACE_SECONDS)
+        return counters.take_slots(_slots(subscription), ttl=budget + SLOT_GRACE_SECONDS, share=_share(subscription))
     except counters.SlotsBusy as busy:
         # The holder in the way ends within its budget (a test never runs longer): its expiry minus the grace.
-        wait = min(budget, busy.expires_in - SLOT_GRACE_SECONDS) if busy.name else busy.expires_in
-        scope = "organization" if busy.name and ":org:" in busy.name else "all"
-        raise TestsBusy(max(1, math.ceil(wait)), scope) from None
+        if busy.name is None:
+            wait = busy.expires_in
+        elif busy.fair_share:
+            wait = min(busy.expires_in, float(settings.PLACES_FAIR_SHARE_SECONDS))
+        else:
+            wait = min(budget, busy.expires_in - SLOT_GRACE_SECONDS)
+        raise TestsBusy(max(1, math.ceil(wait)), busy_scope(busy)) from None
 
 
 def _test_id() -> str:
@@ -148,7 +163,7 @@ def send_test(*, subscription: Subscription, event_type: str = "call.ended") -> 
         try:
             _send_all(url, messages, deadline, checks)
         finally:
-            counters.release_slots([name for name, _ in _slots(subscription)], holder)
+            counters.release_slots([name for name, _ in _slots(subscription)], holder, share=_share(subscription))
             done.set()
 
     # A thread, so that even what the POSTs' own budgets cannot cut (a DNS lookup that hangs) never holds the
@@ -202,7 +217,7 @@ def _verdict_of(checks: list[Check]) -> str:
 def _result(outcome: str, checks: list[Check], subscription: Subscription, event_type: str) -> dict:
     # Nothing changes in the database: the entry is written on its own.
     audit.record_alone(org=subscription.organization, action="webhook_subscription.tested", target=subscription,
-                       target_label=subscription.url, changes={"event_type": [None, event_type],
+                       target_label=masked_url(subscription.url), changes={"event_type": [None, event_type],
                                                                "verdict": [None, outcome]})
     return {"verdict": outcome, "message": MESSAGES[outcome], "checks": [asdict(check) for check in checks]}
 

@@ -9,13 +9,14 @@ sees each event once however often it catches up.
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 
 from . import quotas
 from .models import EVENT_TYPES, Delivery, DeliveryAttempt, ReplayRun, Subscription
+from .ssrf import masked_url
 from .tasks import publisher
 
 MAX_REPLAY_DAYS = 30
@@ -88,7 +89,7 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
     that succeeded or is pending. Returns how many were queued. Conflict (`enabled`) when it is disabled: nothing
     would be sent; Conflict (`replay`) while an earlier replay or recover of it is still being delivered;
     ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the queued deliveries are due now on the clock the claim reads
     until = now if until is None else until
     _check_range(since, until, now)
     wanted = set(subscription.events) if types is None else set(_check_types(types)) & set(subscription.events)
@@ -109,6 +110,6 @@ def subscription_replay(*, subscription: Subscription, since, until=None, types=
             ids = [row[0] for row in cursor.fetchall()]
         publisher.publish_on_commit(ids)
         audit.record(org=locked.organization, action="webhook_subscription.replayed", target=locked,
-                     target_label=locked.url, changes={"since": [None, since], "until": [None, until],
+                     target_label=masked_url(locked.url), changes={"since": [None, since], "until": [None, until],
                                                        "types": [None, sorted(wanted)], "queued": [None, len(ids)]})
     return len(ids)

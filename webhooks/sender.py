@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import psycopg
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce, Greatest
-from django.utils import timezone
+from django.db.models.functions import Coalesce, Greatest, Now
 
 from audit import services as audit
+from core import dbclock
 from core.timefmt import iso_ms
 from notifications.services import (
     notify_webhook_disabled,
@@ -40,6 +41,7 @@ from . import (
     services,  # the module, not its names: services imports this one (through tasks)
 )
 from .models import Delivery, DeliveryAttempt, Subscription
+from .ssrf import masked_url
 from .transport import USER_AGENT, Outcome, post
 
 logger = logging.getLogger("webhooks")
@@ -95,6 +97,14 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
 #    first, up to its share; across subscriptions they are ranked round robin (every subscription's first before
 #    anyone's second). Every locked subscription's `claimed_at` moves to now, so the next claim serves others first.
 #
+# One clock: every time the claim compares or sets (due, leased until, the rate cap's slots, `claimed_at`) is
+# PostgreSQL's statement_timestamp(), the time the server received the claim's query, the same for both statements,
+# never the worker's: a worker whose clock runs ahead would otherwise take leases other workers still hold, and hand
+# out rate-capped slots that are already past. (Not now(): inside an enclosing transaction that is its start, older
+# than rows the transaction wrote since with Django's Now(), which is statement_timestamp() too.) Send slots come back
+# as seconds from that time, and the lock statement returns it, which sets the worker's offset to PostgreSQL's clock
+# (core/dbclock.py) for what it computes between statements.
+#
 # Two spellings keep the plan from hinging on how many deliveries the statistics say are pending: on a table analyzed
 # with a long history and a nearly empty queue, PostgreSQL takes the queue for one row, and a backlog that came after
 # (autovacuum analyzes again only once a tenth of the table has changed) was then read whole by every claim
@@ -102,11 +112,12 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
 # probe per subscription: PostgreSQL would otherwise turn that EXISTS into a join that reads every due delivery.
 # `d.status || ''` keeps statement 2's lock on the primary key: written plainly, it matches the pending-only partial
 # indexes, and the planner locked the picked deliveries by walking the queue.
-_DUE_AND_UNLEASED = """d.status = 'pending' AND d.next_attempt_at <= %(now)s
-                       AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)"""
+_DUE_AND_UNLEASED = """d.status = 'pending' AND d.next_attempt_at <= statement_timestamp()
+                       AND (d.claimed_until IS NULL OR d.claimed_until < statement_timestamp())"""
 
 _LIVE_CLAIMS = """(SELECT count(*) FROM webhooks_delivery AS f
-                     WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL AND f.claimed_until > %(now)s)"""
+                     WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL
+                       AND f.claimed_until > statement_timestamp())"""
 
 _LOCK_FAIR_SQL = """
     WITH RECURSIVE subs AS (
@@ -119,8 +130,8 @@ _LOCK_FAIR_SQL = """
     ), eligible AS (
         SELECT s.id FROM webhooks_subscription AS s
          WHERE s.id IN (SELECT id FROM subs WHERE id IS NOT NULL)
-           AND (s.paused_until IS NULL OR s.paused_until <= %(now)s)
-           AND (s.rate_tat IS NULL OR s.rate_tat < %(now)s + %(horizon)s * interval '1 second')
+           AND (s.paused_until IS NULL OR s.paused_until <= statement_timestamp())
+           AND (s.rate_tat IS NULL OR s.rate_tat < statement_timestamp() + %(horizon)s * interval '1 second')
            AND COALESCE(s.in_flight_limit, %(max_in_flight)s) > {live_claims}
            AND EXISTS (SELECT 1 FROM webhooks_delivery AS d
                         WHERE d.subscription_id = s.id AND d.priority = ANY('{{0,1}}'::smallint[])
@@ -133,11 +144,12 @@ _LOCK_FAIR_SQL = """
            FOR UPDATE OF s SKIP LOCKED
     )
     SELECT set_config('webhooks.claim_subs', COALESCE((SELECT string_agg(id::text, ',') FROM locked), ''), true),
-           (SELECT count(*) FROM eligible);"""
+           (SELECT count(*) FROM eligible), statement_timestamp();"""
 
 # The deliveries asked for by id (a manual path and the tests): their subscriptions, locked in id order, waiting.
 _LOCK_ASKED_SQL = """
-    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true), 0 FROM (
+    SELECT set_config('webhooks.claim_subs', COALESCE(string_agg(locked.id::text, ','), ''), true), 0,
+           statement_timestamp() FROM (
         SELECT s.id FROM webhooks_subscription AS s
          WHERE s.id IN (SELECT subscription_id FROM webhooks_delivery WHERE id = ANY(%(ids)s::uuid[]))
          ORDER BY s.id
@@ -174,16 +186,17 @@ _ASKED_CANDIDATES = """
     )"""
 
 _SHARE = """share AS (
-        SELECT s.id, s.rate_limit_per_second AS rate, GREATEST(s.rate_tat, %(now)s) AS slot,
+        SELECT s.id, s.rate_limit_per_second AS rate, GREATEST(s.rate_tat, statement_timestamp()) AS slot,
                LEAST(
                    COALESCE(s.in_flight_limit, %(max_in_flight)s) - {live_claims},
                    CASE WHEN s.rate_limit_per_second IS NULL THEN %(limit)s
-                        ELSE floor(extract(epoch FROM %(now)s + %(horizon)s * interval '1 second'
-                                                     - GREATEST(s.rate_tat, %(now)s)) * s.rate_limit_per_second)
+                        ELSE floor(extract(epoch FROM statement_timestamp() + %(horizon)s * interval '1 second'
+                                                     - GREATEST(s.rate_tat, statement_timestamp()))
+                                   * s.rate_limit_per_second)
                    END
                )::int AS free
           FROM subs JOIN webhooks_subscription AS s ON s.id = subs.id
-         WHERE s.paused_until IS NULL OR s.paused_until <= %(now)s
+         WHERE s.paused_until IS NULL OR s.paused_until <= statement_timestamp()
     )"""
 
 _CLAIM_TEMPLATE = """
@@ -198,11 +211,12 @@ _CLAIM_TEMPLATE = """
     ), locked AS (
         SELECT d.id FROM webhooks_delivery AS d
          WHERE d.id IN (SELECT id FROM picked) AND d.status || '' = 'pending'
-           AND (d.claimed_until IS NULL OR d.claimed_until < %(now)s)
+           AND (d.claimed_until IS NULL OR d.claimed_until < statement_timestamp())
            FOR UPDATE SKIP LOCKED
     ), claimed AS (
         UPDATE webhooks_delivery AS d
-           SET claimed_until = %(until)s, claim_token = %(token)s, attempt_count = d.attempt_count + 1
+           SET claimed_until = statement_timestamp() + %(lease)s * interval '1 second', claim_token = %(token)s,
+               attempt_count = d.attempt_count + 1
           FROM locked
          WHERE d.id = locked.id
         RETURNING d.id, d.organization_id, d.attempt_count, d.next_trigger, d.subscription_id, d.event_id,
@@ -213,7 +227,7 @@ _CLAIM_TEMPLATE = """
           FROM claimed
     ), served AS (
         UPDATE webhooks_subscription AS s
-           SET claimed_at = %(now)s,
+           SET claimed_at = statement_timestamp(),
                rate_tat = CASE WHEN share.rate IS NOT NULL AND n.taken IS NOT NULL
                                THEN share.slot + n.taken * interval '1 second' / share.rate
                                ELSE s.rate_tat END
@@ -223,7 +237,9 @@ _CLAIM_TEMPLATE = """
     )
     SELECT slotted.id, slotted.organization_id, slotted.attempt_count, slotted.next_trigger, slotted.subscription_id,
            slotted.event_id, e.payload,
-           CASE WHEN share.rate IS NULL THEN NULL ELSE share.slot + slotted.k * interval '1 second' / share.rate END,
+           CASE WHEN share.rate IS NULL THEN NULL
+                ELSE extract(epoch FROM share.slot + slotted.k * interval '1 second' / share.rate
+                                        - statement_timestamp())::float8 END,
            {subscription_columns}
       FROM slotted JOIN share ON share.id = slotted.subscription_id JOIN webhooks_event AS e ON e.id = slotted.event_id
       JOIN webhooks_subscription AS sub ON sub.id = slotted.subscription_id
@@ -253,8 +269,8 @@ _PARTS = {
 # (auto_explain, 2026-11-26), and a generic plan is only made again when the tables are analyzed. Custom planning
 # costs ~0.4 ms per statement, the same with an empty history as with 10 million rows of it (forcing generic plans
 # instead took 40 - 160 ms claims on such statistics, measured 2026-11-26).
-_PARAMS = ("now", "until", "token", "ids", "limit", "max_in_flight", "horizon")
-_PARAM_TYPES = "timestamptz, timestamptz, uuid, uuid[], int, int, float8"
+_PARAMS = ("lease", "token", "ids", "limit", "max_in_flight", "horizon")
+_PARAM_TYPES = "float8, uuid, uuid[], int, int, float8"
 
 
 def _numbered(sql: str) -> str:
@@ -286,7 +302,33 @@ _CLAIM_ASKED_SQL = (
     f"{_CLAIM_SETTINGS} EXECUTE webhooks_claim_lock_asked({_ARGUMENTS});"
     f" EXECUTE webhooks_claim_asked({_ARGUMENTS})"
 )
+# Behind a transaction-mode pooler (DATABASE_POOLING=transaction) a session's PREPAREd statements are not there for
+# its next transaction (another server connection may serve it, or hold the same names already): the claim then sends
+# the statements' text in its one query. Each is planned afresh anyway (an unnamed statement always gets a custom
+# plan), so only the parse is paid again.
+_INLINE_SETTINGS = "SET LOCAL synchronous_commit TO OFF;"
+_CLAIM_FAIR_INLINE_SQL = (
+    f"{_INLINE_SETTINGS} {_STATEMENTS['webhooks_claim_lock_fair'].strip().rstrip(';')};"
+    f" {_STATEMENTS['webhooks_claim_fair'].strip()}"
+)
+_CLAIM_ASKED_INLINE_SQL = (
+    f"{_INLINE_SETTINGS} {_STATEMENTS['webhooks_claim_lock_asked'].strip().rstrip(';')};"
+    f" {_STATEMENTS['webhooks_claim_asked'].strip()}"
+)
 _prepared = weakref.WeakSet()  # the psycopg connections (database sessions) that hold the statements
+
+
+def _pooled() -> bool:
+    """Whether the database is reached through a transaction-mode pooler: no state may outlive a transaction."""
+    return settings.DATABASE_POOLING == "transaction"
+
+
+def _claim_sql(*, fair: bool) -> str:
+    """The claim's query (a fair one, or of the deliveries asked for): EXECUTEs of the prepared statements, or their
+    text behind a transaction-mode pooler."""
+    if _pooled():
+        return _CLAIM_FAIR_INLINE_SQL if fair else _CLAIM_ASKED_INLINE_SQL
+    return _CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL
 
 
 def _prepare_claims(cursor) -> None:
@@ -299,9 +341,12 @@ def _prepare_claims(cursor) -> None:
 
 
 def _execute_claiming(cursor, sql: str, params: dict) -> None:
-    """Runs a query that EXECUTEs the claim statements, preparing them first on a new session; once more if the
-    session lost them (DISCARD ALL, as a connection pooler's reset runs). Outside a transaction block only then:
-    inside one, the failed statement has aborted it."""
+    """Runs a query that holds a claim (`_claim_sql`). With prepared statements: preparing them first on a new
+    session; once more if the session lost them (DISCARD ALL, as a connection pooler's reset runs). Outside a
+    transaction block only then: inside one, the failed statement has aborted it."""
+    if _pooled():
+        cursor.execute(sql, params)
+        return
     _prepare_claims(cursor)
     try:
         cursor.execute(sql, params)
@@ -323,7 +368,8 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     ids given are only what the caller reports on); with `extra` = 0, those of `delivery_ids` that are due, pending
     and unleased. Returns the claim token and, for each delivery claimed, (id, organization_id, attempt_count,
     next_trigger, subscription_id, event_id, payload, send_at): send_at is the rate-capped slot before which the
-    POST must not start (None without a cap); then the subscription's _SUBSCRIPTION_FIELDS.
+    POST must not start, in seconds from the claim's time on PostgreSQL's clock (None without a cap); then the
+    subscription's _SUBSCRIPTION_FIELDS.
 
     The rows are row-locked with SKIP LOCKED and re-checked after the lock, so two workers never claim the same
     attempt; a claimed id whose own task runs later finds the lease and does nothing ("skipped").
@@ -341,7 +387,7 @@ def _claim(delivery_ids=(), extra: int = 0) -> tuple[uuid.UUID, list[tuple], boo
     if not fair and not ids:
         return token, [], False
     with connection.cursor() as cursor:
-        _execute_claiming(cursor, _CLAIM_FAIR_SQL if fair else _CLAIM_ASKED_SQL, params)
+        _execute_claiming(cursor, _claim_sql(fair=fair), params)
         return (token, *_fetch_claim(cursor))
 
 
@@ -350,17 +396,17 @@ def _fetch_claim(cursor) -> tuple[list[tuple], bool]:
     (subscriptions were eligible, none could be locked, nothing claimed)."""
     while cursor.description is None and cursor.nextset():  # past the SET, to the locking statement's row
         pass
-    locked, eligible = cursor.fetchone()
+    locked, eligible, database_now = cursor.fetchone()
+    dbclock.observe(database_now)
     cursor.nextset()
     rows = cursor.fetchall()
     return rows, not rows and not locked and eligible > 0
 
 
 def _claim_params(ids: list, extra: int) -> tuple[uuid.UUID, dict]:
-    now = timezone.now()
     token = uuid.uuid4()
     return token, {
-        "until": now + timedelta(seconds=conf.lease_seconds()), "token": token, "ids": ids, "now": now,
+        "lease": float(conf.lease_seconds()), "token": token, "ids": ids,
         "limit": int(extra) if extra > 0 else max(1, len(ids)), "max_in_flight": conf.max_in_flight(),
         "horizon": RATE_HORIZON,
     }
@@ -407,7 +453,6 @@ class Claimed:
 def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
     """Claimed deliveries from `claim`'s plain values (full model rows with their event and subscription joined in
     cost a worker more than the POST itself), each with its subscription as the claim read it."""
-    now = timezone.now()
     start_by = claimed_at + _start_window()
     subscriptions: dict = {}
     claimed = []
@@ -416,7 +461,7 @@ def _with_subscriptions(token, rows, claimed_at: float) -> list[Claimed]:
         if sub is None:
             fields = dict(zip(_SUBSCRIPTION_FIELDS, row[8:], strict=True))
             sub = subscriptions[row[4]] = Subscription(id=row[4], **fields)
-        send_at = None if row[7] is None else claimed_at + (row[7] - now).total_seconds()
+        send_at = None if row[7] is None else claimed_at + row[7]  # row[7]: seconds from the claim's now()
         claimed.append(Claimed(*row[:6], bytes(row[6]), sub, token, send_at, start_by))
     return claimed
 
@@ -523,7 +568,7 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
 def _prepare(token, rows, results) -> list[Claimed]:
     """The claimed deliveries ready to send (headers signed), after failing those of disabled subscriptions."""
     deliveries = _with_subscriptions(token, rows, time.monotonic())
-    now = timezone.now()
+    now = dbclock.now()
     disabled = [d for d in deliveries if not d.subscription.enabled]
     if disabled:
         Delivery.objects.filter(pk__in=[d.pk for d in disabled], claim_token=token).update(
@@ -621,8 +666,9 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
     claim stands. The log and all successes are one round trip (`_log_and_record_successes`); failures (rare) are
     one UPDATE each, as each has its own next due time. With `refill` (all successes, outside a transaction): the
     fair claim of `refill` deliveries in the same round trip, after the log: (results, (token, rows, contended)).
+    Times are PostgreSQL's (core/dbclock.py): a retry's due time is a shared decision.
     """
-    now = timezone.now()
+    now = dbclock.now()
     # A batch of successes only, outside a transaction (nearly every batch of a drain): the health write rides in the
     # same round trip as the record, for the subscriptions it would write (`_healthy`). A 2xx shows the endpoint
     # healthy even when the lease had run out ("stale"), so which deliveries are still ours does not matter to it.
@@ -724,7 +770,7 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=
     if refill:
         claim_token, claim_params = _claim_params([], refill)
         params.update({f"claim_{name}": value for name, value in claim_params.items()})
-        sql += ";" + _CLAIM_FAIR_SQL.replace("%(", "%(claim_")
+        sql += ";" + _claim_sql(fair=True).replace("%(", "%(claim_")
     with connection.cursor() as cursor:
         if refill:
             _execute_claiming(cursor, sql, params)
@@ -868,12 +914,12 @@ def _disable(subscription_id, reason: str, now) -> bool:
         return False
     subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
     audit.record(org=subscription.organization_id, action="webhook_subscription.auto_disabled", target=subscription,
-                 target_label=subscription.url, actor=audit.SYSTEM,
+                 target_label=masked_url(subscription.url), actor=audit.SYSTEM,
                  changes={"enabled": [True, False], "disabled_reason": ["", reason]})
     # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
     notify_webhook_disabled(subscription=subscription, reason=reason)
     _announce(subscription, "webhook_subscription.disabled", {
-        "subscription_id": str(subscription.pk), "url": subscription.url, "reason": reason,
+        "subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "reason": reason,
         "disabled_at": subscription.disabled_at})
     logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
     return True
@@ -882,7 +928,8 @@ def _disable(subscription_id, reason: str, now) -> bool:
 # Operational events (docs/webhooks.md#operational-events): the organization's other subscriptions that choose them
 # and its "webhook problems" recipients hear that an endpoint is failing (its FAILING_AFTER-th consecutive failed
 # attempt), was disabled, or recovered (its first 2xx after `failing` was sent). Never the endpoint itself: it is
-# failing, and an event about its own trouble would only add to its queue.
+# failing, and an event about its own trouble would only add to its queue. The endpoint's URL is masked there
+# (ssrf.masked_url): its path or query may hold a token, and the receivers may be another team's systems.
 FAILING_AFTER = 4
 _COUNT_FAILURES_SQL = """
     UPDATE webhooks_subscription
@@ -905,7 +952,7 @@ def _count_failures(subscription: Subscription, failed: int, last: Outcome, now)
     if row is None or not row[1]:
         return
     count, _, failing_since = row
-    data = {"subscription_id": str(subscription.pk), "url": subscription.url, "consecutive_failures": count,
+    data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "consecutive_failures": count,
             "failing_since": failing_since, "last_status_code": last.status_code, "last_error": last.error[:500]}
     _announce(subscription, "webhook_subscription.failing", data)
     notify_webhook_failing(subscription=subscription, consecutive_failures=count, now=now)
@@ -925,7 +972,7 @@ def _announce_recoveries(outcomes, mine, now) -> None:
             if not Subscription.objects.filter(pk=subscription.pk, failing_announced_at__isnull=False).update(
                     failing_announced_at=None, consecutive_failures=0):
                 continue
-            data = {"subscription_id": str(subscription.pk), "url": subscription.url,
+            data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url),
                     "failing_since": subscription.failing_since, "recovered_at": iso_ms(now)}
             _announce(subscription, "webhook_subscription.recovered", data)
             notify_webhook_recovered(subscription=subscription, now=now)
@@ -950,8 +997,7 @@ def _notify_exhausted(delivery: Delivery) -> None:
 
 def due_deliveries():
     """Deliveries that are due and that nobody holds: new ones, retries whose time came, expired leases (the
-    sweep's candidates; the claim's condition, as a queryset)."""
-    now = timezone.now()
-    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+    sweep's candidates; the claim's condition, as a queryset), on PostgreSQL's clock."""
+    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=Now()).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=Now())
     )

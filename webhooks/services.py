@@ -21,9 +21,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit import services as audit
+from core import dbclock
 from core.errors import Conflict, ValidationFailed
 from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
@@ -35,13 +37,14 @@ from . import (
     quotas,
     tasks,  # the module: tasks imports the sender, which imports this one
 )
-from .catalog import CALL_ID_FIELDS
+from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
-from .ssrf import validate_url
+from .ssrf import masked_url, validate_url
 
 __all__ = [
     "emit",
+    "events_tombstone",
     "subscription_create",
     "subscription_update",
     "subscription_delete",
@@ -79,7 +82,8 @@ def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_i
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
-    manager's change is still delivered to the organization-wide subscriptions). `exclude_subscription_id` gets
+    manager's change is still delivered to the organization-wide subscriptions). The privacy events also go to
+    every subscription that received what they ask to delete (catalog.AUDIENCE). `exclude_subscription_id` gets
     none (an operational event about a failing endpoint never goes to that endpoint).
 
     An event about a call gets the call's next `sequence` in its data (CallEventSequence, under that row's lock
@@ -91,6 +95,7 @@ def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_i
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
     call_id = _call_id(type, data)
+    due = dbclock.now()
     with transaction.atomic():
         if call_id is not None:
             data = {**data, "sequence": _next_sequence(call_id)}
@@ -99,14 +104,17 @@ def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_i
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
             call_id=call_id, location_id=location_id,
         )
-        subscriptions = Subscription.objects.filter(
-            Subscription.covering(location_id), organization_id=org.pk, enabled=True, events__contains=[type]
-        )
+        listing = Q(events__contains=[type])
+        for implied in AUDIENCE.get(type, ()):
+            listing |= Q(events__contains=[implied])
+        covering = Q() if type in EVERY_LOCATION else Subscription.covering(location_id)
+        subscriptions = Subscription.objects.filter(covering, listing, organization_id=org.pk, enabled=True)
         if exclude_subscription_id is not None:
             subscriptions = subscriptions.exclude(pk=exclude_subscription_id)
         deliveries = Delivery.objects.bulk_create(
             [
-                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=now, enqueued_at=now)
+                # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
+                Delivery(organization=org, event=event, subscription_id=pk, next_attempt_at=due, enqueued_at=due)
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
@@ -126,6 +134,36 @@ def _next_sequence(call_id: uuid.UUID) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_NEXT_SEQUENCE_SQL, [call_id])
         return cursor.fetchone()[0]
+
+
+def tombstone_data(data: dict, *, reason: str) -> dict:
+    """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
+    ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
+    if "sequence" in data:  # the call's event number is no content: a receiver still orders by it
+        ids["sequence"] = data["sequence"]
+    return {**ids, "content_deleted": True, "content_deleted_reason": reason}
+
+
+def events_tombstone(*, org, call_ids, reason: str, extra_event_ids=()) -> int:
+    """Rewrites the stored bodies of the events about `call_ids` (and `extra_event_ids`) into tombstones: the event
+    feed, the delivery log and every pending or retried delivery (which send `Event.payload` as stored) carry ids
+    only from now on. An event already a tombstone, and the privacy events themselves, are left alone, so a second
+    run writes nothing. Returns how many bodies were rewritten. Runs in the caller's transaction."""
+    call_ids = list(call_ids)
+    events = Event.objects.filter(organization_id=org.pk).exclude(type__in=PRIVACY_EVENTS)
+    query = Q(call_id__in=call_ids) if call_ids else Q(pk__in=[])
+    if extra_event_ids:
+        query |= Q(pk__in=list(extra_event_ids))
+    changed = []
+    for event in events.filter(query).only("id", "type", "created_at", "payload"):
+        body = json.loads(event.payload)
+        if body.get("data", {}).get("content_deleted"):
+            continue
+        event.payload = envelope_bytes(event_id=event.id, type=event.type, created_at=event.created_at,
+                                       data=tombstone_data(body.get("data", {}), reason=reason))
+        changed.append(event)
+    Event.objects.bulk_update(changed, ["payload"], batch_size=500)
+    return len(changed)
 
 
 def _call_id(event_type: str, data: dict) -> uuid.UUID | None:
@@ -214,23 +252,15 @@ def _vet(changes: dict) -> tuple[dict, dict]:
 
 
 def _check_scope(org, changes: dict) -> None:
-    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization, or
-    of any location beyond its own (an unknown id alike: what lies outside the scope is not told apart)."""
+    """ScopeForbidden when a principal limited to locations asks for a subscription of the whole organization. An id
+    of a location beyond its own is left to `clean_location_ids`, which reads through the scope: `400` under
+    `location_ids` exactly as for an unknown id, so an answer never tells which ids are the organization's other
+    locations."""
     scope = location_ids_of(org)
     if scope is None or "location_ids" not in changes:
         return
-    named = changes["location_ids"]
-    if named is None:
+    if changes["location_ids"] is None:
         raise ScopeForbidden(Subscription.location_rule.what, scope)
-    if isinstance(named, list) and any(_as_uuid(value) not in scope for value in named if _as_uuid(value)):
-        raise ScopeForbidden("webhook subscriptions of other locations", scope)
-
-
-def _as_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value)) if isinstance(value, (str, uuid.UUID)) else None
-    except ValueError:
-        return None
 
 
 def _finish_cleaning(org, changes: dict, cleaned: dict, field_errors: dict) -> dict:
@@ -274,12 +304,21 @@ def subscription_create(
             secret_preview=secret[:8],
         )
         audit.record(org=org, action="webhook_subscription.created", target=subscription,
-                     target_label=subscription.url, changes=audit.created(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.created(audit.values_of(subscription, AUDITED))))
     return subscription, secret
 
 
 # What a subscription's audit entries show of it; its secret never (rotation says only that it happened).
 AUDITED = ("url", "events", "description", "enabled", "rate_limit_per_second", "location_ids")
+
+
+def audited(changes: dict) -> dict:
+    """`changes` as the audit trail keeps them: a URL masked to its scheme and host (ssrf.masked_url), as everywhere
+    the trail names a subscription; the rest of a URL is for admins, who read it on the subscription itself."""
+    if "url" in changes:
+        changes = {**changes, "url": [None if url is None else masked_url(url) for url in changes["url"]]}
+    return changes
 
 
 def _record_update(locked: Subscription, before: dict) -> None:
@@ -288,8 +327,8 @@ def _record_update(locked: Subscription, before: dict) -> None:
     if changes:
         action = "webhook_subscription.reenabled" if changes.get("enabled") == [False, True] else (
             "webhook_subscription.updated")
-        audit.record(org=locked.organization, action=action, target=locked, target_label=locked.url,
-                     changes=changes)
+        audit.record(org=locked.organization, action=action, target=locked, target_label=masked_url(locked.url),
+                     changes=audited(changes))
 
 
 def subscription_update(*, subscription: Subscription, **changes) -> Subscription:
@@ -355,7 +394,8 @@ def subscription_delete(*, subscription: Subscription) -> None:
     """Deletes the subscription with its deliveries and attempt log. Events themselves stay."""
     if Subscription.objects.filter(pk=subscription.pk).delete()[0]:
         audit.record(org=subscription.organization, action="webhook_subscription.deleted", target=subscription,
-                     target_label=subscription.url, changes=audit.deleted(audit.values_of(subscription, AUDITED)))
+                     target_label=masked_url(subscription.url),
+                     changes=audited(audit.deleted(audit.values_of(subscription, AUDITED))))
 
 
 @transaction.atomic
@@ -386,7 +426,7 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
         ]
     )
     audit.record(org=locked.organization, action="webhook_subscription.secret_rotated", target=locked,
-                 target_label=locked.url, changes={"secret": ["[redacted]", "[redacted]"],
+                 target_label=masked_url(locked.url), changes={"secret": ["[redacted]", "[redacted]"],
                                                    "grace_period_seconds": [None, grace_period_seconds]})
     return locked, secret
 
@@ -394,8 +434,9 @@ def subscription_rotate_secret(*, subscription: Subscription, grace_period_secon
 @transaction.atomic
 def delivery_retry(*, delivery: Delivery) -> Delivery:
     """Queues one more attempt now (trigger "manual"), whatever the delivery's status. If it then fails and its
-    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight."""
-    now = timezone.now()
+    attempts are not used up, the normal schedule continues. Conflict while an attempt is in flight (its lease
+    judged on PostgreSQL's clock, as the claim judges it)."""
+    now = dbclock.now()
     updated = Delivery.objects.filter(pk=delivery.pk).exclude(claimed_until__gt=now).update(
         status=Delivery.Status.PENDING,
         next_attempt_at=now,
@@ -418,7 +459,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     many were re-queued: exactly the rows it reset, which are the rows it enqueues (a delivery that stopped being
     failed meanwhile is neither counted nor enqueued). Conflict (`replay`) while an earlier replay or recover of it
     is still being delivered; ReplayQuotaReached past the organization's hourly quota (webhooks.quotas)."""
-    now = timezone.now()
+    now = dbclock.now()  # the re-queued deliveries are due now on the clock the claim reads
     if since < now - timedelta(days=MAX_RECOVER_DAYS):
         raise ValidationFailed(field_errors={"since": [f"Must be within the last {MAX_RECOVER_DAYS} days."]})
     if since > now:
@@ -432,7 +473,8 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     ids = _requeue_failed(subscription=locked, since=since, now=now)
     tasks.publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
-                 target_label=subscription.url, changes={"since": [None, since], "requeued": [None, len(ids)]})
+                 target_label=masked_url(subscription.url),
+                 changes={"since": [None, since], "requeued": [None, len(ids)]})
     return len(ids)
 
 

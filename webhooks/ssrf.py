@@ -137,3 +137,19 @@ def pin_address(host: str, port: int, *, scheme: str) -> str:
         raise BlockedAddress("http:// is allowed only to local receivers with WEBHOOK_ALLOW_LOCAL_URLS")
     return addresses[0]
 
+
+
+def masked_url(url: str) -> str:
+    """`url` as shown to whoever may know where events go but not the rest: scheme, host and port, and `/…` for
+    any path, query or credentials beyond them (a receiver's path or query often carries a token). The dashboard's
+    non-admins and the audit trail see this; admins and API keys the whole URL."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "…"
+    if ":" in host:
+        host = f"[{host}]"
+    where = f"{parts.scheme}://{host}{f':{port}' if port else ''}"
+    hidden = parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or parts.password
+    return f"{where}/…" if hidden else f"{where}/"

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('knowledge', '0003_location_weekly_hours'),
+        ('knowledge', '0004_location_weekly_hours'),
         ('orgs', '0011_invitation_locations'),
     ]
 

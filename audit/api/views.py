@@ -1,15 +1,24 @@
 """/v1/audit-events: the organization's audit trail, for keys with the `audit` scope only."""
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import Throttled
 
-from audit import chain, selectors
-from audit.models import AuditEvent
+from audit import chain, selectors, tasks
+from audit.models import AuditEvent, AuditVerification
 from core.api.docs import envelope, error_responses, list_envelope
 from core.api.views import OrgAPIView, data_response, list_response
+from core.errors import Conflict
 from core.tenancy import ScopeForbidden, location_ids_of
 
-from .serializers import AuditEventListParams, AuditEventSerializer, AuditVerifySerializer
+from .serializers import (
+    AuditEventListParams,
+    AuditEventSerializer,
+    AuditVerificationSerializer,
+    AuditVerifySerializer,
+    SignedHeadSerializer,
+)
 
 SCOPE_NOTE = (" Needs a key with the `audit` scope (`read` alone gets 403 `insufficient_scope`, `required: audit`)"
               " and without `location_ids` (403 `forbidden`: the trail is the whole organization's).")
@@ -49,15 +58,81 @@ class AuditEventListView(AuditAPIView):
 class AuditEventVerifyView(AuditAPIView):
     @extend_schema(
         operation_id="audit_events_verify",
-        summary="Verify the audit chain",
-        description="Seals pending entries, then checks every entry's position, link and hash from the oldest kept "
-        "to the newest: `first_broken_id` names the first that fails (null when intact, or when only the newest "
-        "entries are missing)." + SCOPE_NOTE,
-        responses={200: envelope(AuditVerifySerializer), **error_responses(403)},
+        summary="Verify the audit chain (incrementally)",
+        description="Seals pending entries (one batch), then checks the entries after the organization's checkpoint "
+        "(where earlier checks stopped), at most `AUDIT_VERIFY_MAX_ENTRIES`, and moves the checkpoint: each "
+        "entry's position, link, hash and MACs. `first_broken_id` names the first that fails (null when intact, or "
+        "when only the newest entries are missing). More unverified than the bound: `complete` false and `intact` "
+        "null (ask again, or start a verification job). Entries before the checkpoint are re-checked only by a "
+        "verification job. One per organization at a time: another while one runs is 429 `rate_limited` with "
+        "Retry-After." + SCOPE_NOTE,
+        responses={200: envelope(AuditVerifySerializer), **error_responses(403, 429)},
         tags=["Audit"],
     )
     def get(self, request):
-        return data_response(chain.verify(self.org.pk))
+        try:
+            return data_response(chain.verify_recent(self.org.pk))
+        except chain.VerificationBusy:
+            raise Throttled(wait=1) from None
+
+
+class AuditVerificationListView(AuditAPIView):
+    @extend_schema(
+        operation_id="audit_verifications_create",
+        summary="Start a full verification of the audit chain",
+        description="Queues a job that re-checks every kept entry (a worker reads the chain in batches) and answers "
+        "202 with it; poll `GET /v1/audit-events/verifications/{id}` until `status` is `succeeded` (its `result`) or "
+        "`failed`. At the end it moves the organization's checkpoint: to the head it checked when intact, back to "
+        "just before the break when not (so `verify` reports it too). One at a time per organization: while one "
+        "is queued or running, 409 `conflict` with `details.field` = `verification` and `details.id` the running "
+        "job's id." + SCOPE_NOTE,
+        request=None,
+        responses={202: envelope(AuditVerificationSerializer), **error_responses(403, 409)},
+        tags=["Audit"],
+    )
+    def post(self, request):
+        try:
+            job = chain.verification_start(org_id=self.org.pk,
+                                           stale_after_seconds=settings.AUDIT_VERIFICATION_STALE_SECONDS)
+        except chain.VerificationRunning as running:
+            conflict = Conflict("verification", "A verification of this organization is running.")
+            conflict.details["id"] = str(running.job.id) if running.job is not None else None
+            raise conflict from None
+        tasks.run_verification_after_commit(job.id)
+        return data_response(selectors.verification_data(job), status=202)
+
+
+class AuditVerificationDetailView(AuditAPIView):
+    model = AuditVerification
+
+    @extend_schema(
+        operation_id="audit_verifications_retrieve",
+        summary="Get a verification job",
+        parameters=[OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH,
+                                     description="The job id. Another organization's id is 404.")],
+        responses={200: envelope(AuditVerificationSerializer), **error_responses(403, 404)},
+        tags=["Audit"],
+    )
+    def get(self, request, id):
+        return data_response(selectors.verification_data(self.get_object(id)))
+
+
+class AuditHeadView(AuditAPIView):
+    @extend_schema(
+        operation_id="audit_events_head",
+        summary="Get the signed head of the audit chain",
+        description="The chain's head (its last sealed position, hash and entry) signed with the platform's Ed25519 "
+        "key: keep it outside the platform, and later check that the entry it names still has that hash and "
+        "position (docs/api.md#audit-trail, \"Signed heads\"). A head whose entry does not hold is not signed: 409 "
+        "`conflict` with `details.field` = `chain`." + SCOPE_NOTE,
+        responses={200: envelope(SignedHeadSerializer), **error_responses(403, 409)},
+        tags=["Audit"],
+    )
+    def get(self, request):
+        try:
+            return data_response(chain.signed_head(self.org.pk))
+        except chain.HeadBroken:
+            raise Conflict("chain", "The chain's head does not hold; verify the chain.") from None
 
 
 class AuditEventDetailView(AuditAPIView):

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from calls import analytics
 from core.api.docs import envelope, error_responses
+from core.api.serializers import RangeDateField
 from core.api.views import ListParams, OrgAPIView, data_response
 from core.errors import ValidationFailed
 
@@ -12,10 +13,10 @@ from core.errors import ValidationFailed
 class AnalyticsParams(ListParams):
     limit = None  # one answer, not a page
     cursor = None
-    since = serializers.DateField(
+    since = RangeDateField(
         required=False, help_text="The first local day (YYYY-MM-DD, the organization's time zone). Default: 29 days "
         "before `until` (30 days).")
-    until = serializers.DateField(
+    until = RangeDateField(
         required=False, help_text="The last local day, included. Default: today in the organization's time zone.")
     group_by = serializers.ChoiceField(choices=analytics.GROUPINGS, required=False, default="day")
     location_id = serializers.UUIDField(required=False, help_text="Only the calls of this location.")

@@ -9,7 +9,7 @@ from calls import selectors
 from calls.models import Booking
 from calls.services import bookings
 from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
+from core.api.serializers import OutputModelSerializer, RangeDateTimeField, StrictInputSerializer, serializer_item
 from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 BOOKING_TAGS = ["Bookings"]
@@ -41,8 +41,8 @@ class BookingParams(ListParams):
     location_id = serializers.UUIDField(required=False)
     contact_id = serializers.UUIDField(required=False)
     status = serializers.ChoiceField(choices=Booking.Status.choices, required=False)
-    since = serializers.DateTimeField(required=False, help_text="start_at at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="start_at at or before (ISO 8601).")
+    since = RangeDateTimeField(required=False, help_text="start_at at or after (ISO 8601).")
+    until = RangeDateTimeField(required=False, help_text="start_at at or before (ISO 8601).")
 
 
 BOOKING_RESPONSE = envelope(BookingSerializer)

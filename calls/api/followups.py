@@ -9,7 +9,7 @@ from calls import payloads, selectors
 from calls.models import OrderStatus
 from calls.services.inbox import follow_up_set_handled
 from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import StrictInputSerializer, TimestampField
+from core.api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
 from core.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 from core.errors import NotFound
 from core.timefmt import iso_ms
@@ -21,8 +21,8 @@ class FollowUpParams(ListParams):
     handled = serializers.BooleanField(required=False, allow_null=True, default=None,
                                        help_text="true: handled only; false: still open only.")
     location_id = serializers.UUIDField(required=False)
-    since = serializers.DateTimeField(required=False, help_text="Created at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="Created at or before (ISO 8601).")
+    since = RangeDateTimeField(required=False, help_text="Created at or after (ISO 8601).")
+    until = RangeDateTimeField(required=False, help_text="Created at or before (ISO 8601).")
     call_id = serializers.UUIDField(required=False)
 
 
@@ -161,8 +161,8 @@ FOLLOW_UP_VIEWS = [_views(kind) for kind in KINDS]
 class OrderParams(ListParams):
     status = serializers.ChoiceField(choices=OrderStatus.choices, required=False)
     location_id = serializers.UUIDField(required=False)
-    since = serializers.DateTimeField(required=False, help_text="Placed at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="Placed at or before (ISO 8601).")
+    since = RangeDateTimeField(required=False, help_text="Placed at or after (ISO 8601).")
+    until = RangeDateTimeField(required=False, help_text="Placed at or before (ISO 8601).")
 
 
 class OrderListView(OrgAPIView):

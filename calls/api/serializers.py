@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from calls import payloads
-from calls.models import Call, OrderStatus
+from calls.models import Call, ContentDeletedReason, OrderStatus
 from calls.selectors import call_order, call_recording
 from core.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
 from knowledge.models import CallField
@@ -84,6 +84,18 @@ class OrderSerializer(serializers.Serializer):
         return payloads.order_detail_data(order)
 
 
+class RedactionSerializer(serializers.Serializer):
+    detector_version = serializers.CharField(
+        allow_null=True, help_text="The detector that redacted this call's text; null: stored before redaction "
+        "existed and not redacted since (`manage.py redact_stored_calls`).")
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Detections replaced by `[kind]`, per kind "
+        "(card_number, government_id, bank_account, email, phone_number, date_of_birth); a card with its expiry "
+        "and security code counts once.")
+    recording_withheld = serializers.BooleanField(
+        help_text="The recording was not kept: a card, government id or bank account number was heard.")
+
+
 class CallSerializer(OutputModelSerializer):
     """A call list item."""
 
@@ -93,13 +105,20 @@ class CallSerializer(OutputModelSerializer):
     trail = serializers.ListField(child=serializers.CharField())
     has_recording = serializers.SerializerMethodField()
     order_status = serializers.SerializerMethodField()
+    redaction = RedactionSerializer(help_text="What was redacted from this call's text (docs: Privacy).")
+    content_deleted_at = TimestampField(allow_null=True, help_text="When the call's content (transcript, summary, "
+                                        "quotes...) was deleted; null while it is kept. docs/privacy.md.")
+    content_deleted_reason = serializers.ChoiceField(choices=ContentDeletedReason.choices, allow_null=True,
+                                                     help_text="`retention`, `request` or `erasure`; null while "
+                                                     "the content is kept.")
 
     class Meta:
         model = Call
         fields = [
             "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction",
             "from_number", "disposition", "classification", "scorable", "score", "summary", "outcome",
-            "outcome_tags", "trail", "has_recording", "order_status", "status",
+            "outcome_tags", "trail", "has_recording", "order_status", "status", "redaction", "content_deleted_at",
+            "content_deleted_reason",
         ]
 
     def get_has_recording(self, call) -> bool:

@@ -5,13 +5,14 @@ from .bookings import BookingCancelView, BookingDetailView, BookingListView
 from .exports import EXPORT_VIEWS
 from .followups import FOLLOW_UP_VIEWS, OrderDetailView, OrderListView
 from .trace import CallEventsView
-from .views import CallDetailView, CallListView, CallRecordingView, OrderStatusView
+from .views import CallContentView, CallDetailView, CallListView, CallRecordingView, OrderStatusView
 
 urlpatterns = [
     path("calls", CallListView.as_view(), name="calls"),
     *(path(f"exports/{name}.csv", view.as_view(), name=f"export-{name}") for name, view in EXPORT_VIEWS.items()),
     path("calls/<str:id>", CallDetailView.as_view(), name="call"),
     path("calls/<str:id>/recording", CallRecordingView.as_view(), name="call-recording"),
+    path("calls/<str:id>/content", CallContentView.as_view(), name="call-content"),
     path("calls/<str:id>/order-status", OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<str:id>/events", CallEventsView.as_view(), name="call-events"),
     path("analytics/calls", CallAnalyticsView.as_view(), name="analytics-calls"),

@@ -3,13 +3,16 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.response import Response
 
 from calls import recordings, search, selectors
-from calls.errors import RecordingNotReady
+from calls.errors import RecordingNotReady, RecordingWithheld
 from calls.models import Call, CancelSource, Classification
 from calls.payloads import call_data_sql
+from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
 from calls.services.orders import order_set_status
 from core.api.docs import envelope, error_responses, list_envelope
+from core.api.serializers import RangeDateTimeField
 from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
@@ -26,8 +29,8 @@ ID_PARAMETER = OpenApiParameter(
 
 
 class CallListParams(ListParams):
-    since = serializers.DateTimeField(required=False, help_text="Calls that started at or after this time.")
-    until = serializers.DateTimeField(required=False, help_text="Calls that started before this time.")
+    since = RangeDateTimeField(required=False, help_text="Calls that started at or after this time.")
+    until = RangeDateTimeField(required=False, help_text="Calls that started before this time.")
     location_id = serializers.UUIDField(required=False)
     contact_id = serializers.UUIDField(required=False)
     outcome = serializers.CharField(required=False, max_length=64, help_text="e.g. `order`, `message`, `booking`.")
@@ -109,7 +112,9 @@ class CallRecordingView(OrgAPIView):
         summary="Get a recording playback URL",
         description="A URL minted on this request and valid for one hour (`expires_at`). Call this after "
         "`call.recording_ready`; before the upload has finished the answer is 404 `recording_not_ready`. "
-        "An unknown call is 404 `not_found`.",
+        "A call whose recording was not kept because a card, government id or bank account number was heard on it "
+        "(the organization's redaction policy) is 404 `recording_withheld`, for good. An unknown call is 404 "
+        "`not_found`.",
         parameters=[ID_PARAMETER],
         responses={200: envelope(RecordingSerializer), **error_responses(404)},
         tags=["Calls"],
@@ -117,9 +122,44 @@ class CallRecordingView(OrgAPIView):
     def get(self, request, id):
         call = selectors.call_get(org=self.org, call_id=id)
         recording = selectors.call_recording(call)
+        if recording is None and (call.redaction or {}).get("recording_withheld"):
+            raise RecordingWithheld("The recording was not kept: sensitive data was heard on this call.")
         if recording is None:
             raise RecordingNotReady("The recording has not finished uploading.")
         return data_response(RecordingSerializer(recordings.playback(recording)).data)
+
+    @extend_schema(
+        operation_id="calls_recording_delete",
+        summary="Delete a call's recording",
+        description="Deletes the audio (from storage too) and emits `call.content_deleted` with `parts: "
+        "[\"recording\"]`, `reason: request`. 204, and 204 again when there is nothing left to delete. A key "
+        "limited to locations deletes only its locations' calls (another's is 404). docs/privacy.md.",
+        parameters=[ID_PARAMETER],
+        responses={204: None, **error_responses(403, 404)},
+        tags=["Calls"],
+    )
+    def delete(self, request, id):
+        call_content_delete(call=selectors.call_get(org=self.org, call_id=id), parts=[RECORDING], reason="request")
+        return Response(status=204)
+
+
+class CallContentView(OrgAPIView):
+    @extend_schema(
+        operation_id="calls_content_delete",
+        summary="Delete a call's content",
+        description="Deletes the transcript, the summary, the quality checks' evidence, the messages' text and "
+        "caller names, the call fields' evidence, the unanswered questions, the order's answers and the recording; "
+        "the call stays as a tombstone (ids, times, figures, `content_deleted_at`, `content_deleted_reason: "
+        "request`) and its stored event bodies keep ids only. Emits `call.content_deleted`. 204, and 204 again. A "
+        "key limited to locations deletes only its locations' calls (another's is 404). docs/privacy.md.",
+        parameters=[ID_PARAMETER],
+        responses={204: None, **error_responses(403, 404)},
+        tags=["Calls"],
+    )
+    def delete(self, request, id):
+        call = selectors.call_get(org=self.org, call_id=id)
+        call_content_delete(call=call, parts=[TRANSCRIPT, RECORDING], reason="request")
+        return Response(status=204)
 
 
 class OrderStatusView(OrgAPIView):

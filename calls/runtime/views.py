@@ -18,6 +18,7 @@ from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
 from core import numbers
+from core.api.serializers import RangeDateTimeField
 from core.errors import ValidationFailed
 from core.runtime.views import RuntimeAPIView
 from core.tenancy import get_for_org
@@ -49,6 +50,8 @@ def _call_summary(call) -> dict:
         "location_id": str(call.location_id) if call.location_id else None,
         "contact_id": str(call.contact_id) if call.contact_id else None,
         "started_at": iso_ms(call.started_at),
+        # False for a caller on the suppression list (docs/privacy.md): no recording need be uploaded.
+        "store_content": call.content_deleted_at is None,
     }
 
 
@@ -174,7 +177,7 @@ class RecordingUploadView(RuntimeAPIView):
             duration_seconds=duration,
         )
         body = {
-            "id": str(recording.pk),
+            "id": str(recording.pk) if recording.pk else None,  # None: refused quietly (a deleted call's)
             "call_id": str(recording.call_id),
             "content_type": recording.content_type,
             "size_bytes": recording.size_bytes,
@@ -191,7 +194,7 @@ MAX_AVAILABILITY_RANGE = timedelta(days=31)
 
 class AvailabilityParams(serializers.Serializer):
     # "from" is a Python keyword, so the field is declared below.
-    to = serializers.DateTimeField(help_text="End of the range (ISO 8601, exclusive).")
+    to = RangeDateTimeField(help_text="End of the range (ISO 8601, exclusive).")
 
     def validate(self, data):
         if data["to"] <= data["from"]:
@@ -202,7 +205,7 @@ class AvailabilityParams(serializers.Serializer):
         return data
 
 
-AvailabilityParams._declared_fields["from"] = serializers.DateTimeField(help_text="Start of the range (ISO 8601).")
+AvailabilityParams._declared_fields["from"] = RangeDateTimeField(help_text="Start of the range (ISO 8601).")
 
 
 class AvailabilityView(RuntimeAPIView):

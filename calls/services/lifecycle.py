@@ -3,6 +3,7 @@ brings with it (classification and score, verified quality checks, the caller's 
 the events that follow from it (`contact.created`, `call.ended`, `call.message_taken`)."""
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -11,17 +12,21 @@ from django.utils import timezone
 
 from contacts.services import contact_get_or_create_for_caller
 from core.errors import ValidationFailed
+from core.sensitive import DETECTOR_VERSION
 from knowledge.models import Fact, Location, TeamMember
 from notifications.services import notify_message_taken
 from orgs.models import Organization
 from webhooks.services import emit
 
 from .. import payloads
+from .. import redaction as redacting
 from ..call_fields import call_field_values, evidence_pseudo_checks
 from ..evidence import evidence_marks
-from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, Message
+from ..models import UNSCORABLE_CLASSIFICATIONS, Call, Classification, ContentDeletedReason, Message
+from .content import is_suppressed, orders_without_answers, tombstone_in_place
 from .lookups import existing_contact, locked_call, org_row, runtime_phone
 from .orders import OrderInput, order_create
+from .recordings import recording_withhold
 
 
 def call_start(
@@ -36,7 +41,9 @@ def call_start(
     """Creates the call for the runtime's call id, or returns the existing one: (call, created).
 
     A returning caller (a contact with this number already exists) is linked at once, so mid-call events
-    carry the contact; a new caller's contact is made at completion, only for real engagement.
+    carry the contact; a new caller's contact is made at completion, only for real engagement. A caller on the
+    organization's suppression list (an erasure asked for it) makes a tombstone from the start: no number, no
+    contact, and nothing of the content is ever stored (`store_content` false in the runtime's answer).
     """
     with transaction.atomic():
         existing = Call.objects.filter(organization=org, runtime_call_id=runtime_call_id).first()
@@ -44,15 +51,21 @@ def call_start(
             return existing, False
         location = org_row(Location, org, location_id)
         from_number = runtime_phone(org, from_number, "from_number")
+        suppressed = bool(from_number) and is_suppressed(org=org, phone_number=from_number)
         call = Call(
             organization=org,
             runtime_call_id=runtime_call_id,
             started_at=started_at,
-            from_number=from_number,
+            from_number=None if suppressed else from_number,
             location=location,
             direction=direction,
-            contact=existing_contact(org, from_number),
+            contact=None if suppressed else existing_contact(org, from_number),
+            # Whatever this call takes in from now on passes the current detector.
+            redaction={"detector_version": DETECTOR_VERSION, "counts": {}, "recording_withheld": False},
         )
+        if suppressed:
+            call.content_deleted_at = timezone.now()
+            call.content_deleted_reason = ContentDeletedReason.ERASURE
         try:
             with transaction.atomic():
                 call.save(force_insert=True)
@@ -95,7 +108,7 @@ def _score_from_checks(checks: list[dict]) -> int | None:
 COMPLETION_FIELDS = [
     "status", "ended_at", "duration_seconds", "classification", "disposition", "summary", "outcome", "outcome_tags",
     "transcript", "quality_checks", "evidence_marks", "caller_name", "caller_email", "scorable", "score", "contact",
-    "knowledge_version", "facts_used", "unanswered_questions", "fields", "updated_at",
+    "knowledge_version", "facts_used", "unanswered_questions", "fields", "redaction", "updated_at",
 ]
 
 
@@ -143,6 +156,19 @@ def call_complete(
     """
     if (outcome == "order") != (order is not None):
         raise ValidationFailed(field_errors={"order": ["An order is required if and only if the outcome is 'order'."]})
+    # Redacted first, before any lock is taken or anything is stored, validated against or echoed: from here on
+    # only the redacted text exists (calls.redaction).
+    redactor = redacting.redactor_for(org)
+    transcript, scan = redacting.redact_transcript(redactor, transcript or [])
+    quality_checks = redacting.redact_checks(scan, quality_checks or [])
+    fields = redacting.redact_fields(redactor, scan, fields or {})
+    summary = redactor.text(summary)
+    unanswered_questions = [redactor.text(question) for question in unanswered_questions or []]
+    messages = [{**message, "message": redactor.text(message.get("message"))} for message in messages or []]
+    if order is not None:
+        order = replace(order, order_answers=redacting.redact_answers(redactor, order.order_answers),
+                        items=[{**item, "answers": redacting.redact_answers(redactor, item.get("answers", []))}
+                               for item in order.items])
     if start is not None:
         call_start(org=org, runtime_call_id=runtime_call_id, **start)
     with transaction.atomic():
@@ -152,8 +178,7 @@ def call_complete(
         if ended_at < call.started_at:
             raise ValidationFailed(field_errors={"ended_at": ["ended_at must not be before started_at."]})
         real = classification == Classification.REAL_ENGAGEMENT
-        transcript = transcript or []
-        checks = _checks_with_verification(quality_checks or [], transcript)
+        checks = _checks_with_verification(quality_checks, transcript)
         call.fields = call_field_values(org=org, location_id=call.location_id, reported=fields or {},
                                         real_engagement=real, transcript=transcript)
         call.status = Call.Status.COMPLETED
@@ -178,6 +203,14 @@ def call_complete(
         # Unscorable classifications never carry a score, whatever the runtime sent (spec, Resources: Call).
         call.scorable = classification not in UNSCORABLE_CLASSIFICATIONS
         call.score = (score if score is not None else _score_from_checks(checks)) if call.scorable else None
+        call.redaction = redacting.redaction_after(call, redactor, org=org)
+        if call.redaction["recording_withheld"]:
+            recording_withhold(call=call)  # arrived before the completion: not kept
+        tombstone = call.content_deleted_at is not None
+        if tombstone:
+            # Its content was deleted before it ended (a suppressed caller, a deletion on request): keep none of it.
+            tombstone_in_place(call)
+            caller_name = caller_email = None
 
         contact_created = None
         if real and call.from_number:
@@ -192,9 +225,17 @@ def call_complete(
         call.save(update_fields=COMPLETION_FIELDS)
 
         placed = order_create(call=call, data=order, placed_at=ended_at) if order is not None else None
+        if placed is not None and tombstone:
+            orders_without_answers([call.pk], timezone.now())
+            placed.refresh_from_db()
         taken = [
-            _message_create(call=call, data=message, caller_name=caller_name) for message in (messages or [])
+            _message_create(call=call, data={**message, "message": "", "caller_name": None} if tombstone else message,
+                            caller_name=caller_name) for message in (messages or [])
         ]
+        if tombstone:
+            for message in taken:
+                message.caller_name = None
+            Message.objects.filter(call=call).update(caller_name=None)
 
         if contact_created is not None:
             emit(org=org, type="contact.created", data=payloads.contact_created_data(contact_created, call),

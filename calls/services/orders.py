@@ -153,7 +153,9 @@ def order_set_status(
             order.canceled_by = source
             fields += ["canceled_at", "canceled_by"]
         order.save(update_fields=fields)
-        audit.record(org=call.organization, action="order.status_changed", target=order,
+        # The order by the id the API knows it by (`/v1/orders/{call_id}`): its own key is shown nowhere, and the
+        # trail filtered by `target_id` must find it.
+        audit.record(org=call.organization, action="order.status_changed", target=order, target_id=call.pk,
                      target_label=f"Order #{order.call_order_number}",
                      changes={"status": [previous, status], **({"canceled_by": [None, source]}
                                                               if status == OrderStatus.CANCELED else {})})

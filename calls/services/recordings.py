@@ -2,6 +2,7 @@
 upload. (Playback URLs for stored recordings are minted in calls/recordings.py.)"""
 
 import logging
+import uuid
 
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -34,7 +35,8 @@ def recording_store(
     """Stores the call's recording once: (recording, created). Emits `call.recording_ready`.
 
     Works before or after the call's completion (the spec: the recording often comes first). A second upload
-    for the same call keeps the first and emits nothing. Refused when the org has call recording turned off.
+    for the same call keeps the first and emits nothing. Refused when the org has call recording turned off. A call
+    whose content was deleted gets an unsaved row back (created, as if stored): nothing is written.
 
     The file is written before the row and deleted again when this transaction fails (inserting, emitting or
     committing). Assumes this is the outermost transaction, as for the runtime's upload view: if an enclosing
@@ -46,9 +48,17 @@ def recording_store(
     try:
         with transaction.atomic():
             call = locked_call(org=org, runtime_call_id=runtime_call_id)
+            if (call.redaction or {}).get("recording_withheld"):
+                return _refused_quietly(call, content, content_type, duration_seconds), True
             existing = Recording.objects.filter(call=call).first()
             if existing is not None:
                 return existing, False
+            if call.content_deleted_at is not None:
+                # The call's content was deleted (or its caller is suppressed): the audio is refused quietly, so the
+                # runtime gets its usual answer and nothing is stored or announced.
+                return Recording(id=None, organization=org, call=call, content_type=content_type,
+                                 size_bytes=len(content), duration_seconds=duration_seconds,
+                                 uploaded_at=timezone.now()), True
             recording = Recording(
                 organization=org,
                 call=call,
@@ -70,6 +80,28 @@ def recording_store(
             _delete_stored_file(recording.file.storage, stored_name)
         raise
     return recording, True
+
+
+def _refused_quietly(call, content: bytes, content_type: str, duration_seconds: int | None) -> Recording:
+    """The answer to an upload for a call whose recording is withheld (calls.redaction): the runtime's usual answer,
+    so it neither retries nor learns anything, with nothing written and no `call.recording_ready`. The id is the
+    same on every retry."""
+    return Recording(id=uuid.uuid5(uuid.NAMESPACE_URL, f"withheld-recording:{call.pk}"),
+                     organization_id=call.organization_id, call=call, content_type=content_type,
+                     size_bytes=len(content), duration_seconds=duration_seconds, uploaded_at=timezone.now())
+
+
+def recording_withhold(*, call) -> bool:
+    """Deletes the call's recording, row and file, because sensitive data was heard on it (the caller holds the
+    call's lock in a transaction). The file goes once the transaction commits, so a rolled-back completion keeps
+    it. Returns whether there was one."""
+    recording = Recording.objects.filter(call=call).first()
+    if recording is None:
+        return False
+    storage, name = recording.file.storage, recording.file.name
+    recording.delete()
+    transaction.on_commit(lambda: _delete_stored_file(storage, name))
+    return True
 
 
 def _delete_stored_file(storage, name: str) -> None:

@@ -11,10 +11,15 @@ from orgs.models import Organization
 from webhooks.services import emit
 
 from .. import payloads
+from .. import redaction as redacting
 from ..models import Booking, Calendar, Call, CallbackRequest, Escalation, EscalationRule, ToolEvent
 from .bookings import booking_insert
 from .lookups import locked_call, org_row, runtime_phone
 from .orders import order_cancel_by_caller
+from .recordings import recording_withhold
+
+# The free texts of each tool event type, redacted before anything is stored (calls.redaction).
+FREE_TEXT = {"callback_requested": ("reason", "custom_window"), "escalation_triggered": ("context",)}
 
 
 def tool_event_record(
@@ -34,6 +39,11 @@ def tool_event_record(
     `tool` only adds its label to the trail. A retried event id returns the first result and does nothing.
     """
     handler = TOOL_HANDLERS[type]
+    data = dict(data or {})
+    redactor = None
+    if type in FREE_TEXT:
+        redactor = redacting.redactor_for(org)
+        data.update({name: redactor.text(data[name]) for name in FREE_TEXT[type] if name in data})
     with transaction.atomic():
         call = locked_call(org=org, runtime_call_id=runtime_call_id)
         try:
@@ -45,7 +55,12 @@ def tool_event_record(
         except IntegrityError:
             previous = ToolEvent.objects.get(call=call, runtime_event_id=runtime_event_id)
             return previous.result, False
-        event.result = handler(call=call, data=data or {}) if handler else {}
+        if redactor is not None and redactor.tally.heard:
+            call.redaction = redacting.redaction_after(call, redactor, org=org)
+            call.save(update_fields=["redaction", "updated_at"])
+            if call.redaction["recording_withheld"]:
+                recording_withhold(call=call)
+        event.result = handler(call=call, data=data) if handler else {}
         event.save(update_fields=["result", "updated_at"])
         if event.label:
             _trail_refresh(call)

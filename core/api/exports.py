@@ -65,10 +65,12 @@ def export_get(name: str, list_params, description: str = ""):
             f"Every row `GET /v1/{name}` would list for the same filters (no `limit` or `cursor`), in the same order, "
             "as one UTF-8 CSV download streamed as it is read: a header row with the list item's field names, "
             "timestamps in ISO 8601 with their offset, lists and objects as JSON, null as an empty cell, and text "
-            "that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or carriage return) "
-            "prefixed with `'`. A download holds a web worker while it lasts, so an organization runs 1 export at a "
-            "time (`EXPORTS_PER_ORG_AT_ONCE`) and at most one web worker in four runs one: over either, 429 "
-            f"`rate_limited` with Retry-After and nothing is queried. {description}"
+            "that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@` or their full-width forms, "
+            "after any leading whitespace, or with a tab, carriage return or line feed) prefixed with `'`. A download "
+            "holds a web worker while it lasts, so an organization runs 1 export at a time "
+            "(`EXPORTS_PER_ORG_AT_ONCE`, on every node together), at most one web worker in four of a node runs one, "
+            "and once more than half of those do, the rest go to organizations that have not exported lately: over "
+            f"any of these, 429 `rate_limited` with Retry-After and nothing is queried. {description}"
         ).strip(),
         responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="UTF-8 CSV with a header row."),
                    **error_responses(400)},

@@ -7,12 +7,33 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from core.sqljson import model_item
-from core.timefmt import iso_ms
+from core.timefmt import DAY_RANGE_ERROR, iso_ms, supported_day
 
 
 class TimestampField(serializers.DateTimeField):
     def to_representation(self, value):
         return iso_ms(value)
+
+
+class RangeDateField(serializers.DateField):
+    """A date that names one end of a filter or range (a query parameter, a replay's bounds): within core.timefmt's
+    supported days, else 400 on it."""
+
+    def to_internal_value(self, value):
+        day = super().to_internal_value(value)
+        if not supported_day(day):
+            raise serializers.ValidationError(DAY_RANGE_ERROR)
+        return day
+
+
+class RangeDateTimeField(serializers.DateTimeField):
+    """A date-time that names one end of a filter or range: on a supported day (core.timefmt), else 400 on it."""
+
+    def to_internal_value(self, value):
+        when = super().to_internal_value(value)
+        if not supported_day(when):
+            raise serializers.ValidationError(DAY_RANGE_ERROR)
+        return when
 
 
 class InputValidation:

@@ -10,6 +10,7 @@ from core.tenancy import get_for_org
 from knowledge.selectors import location_list
 from orgs import selectors, services
 from orgs.models import ApiKey
+from orgs.verification import EmailNotVerified
 
 from .. import once
 from ..forms import DashboardForm
@@ -28,7 +29,11 @@ class ApiKeyCreateForm(DashboardForm):
             (ApiKey.Scope.READ, "Read only: GET requests"),
             (ApiKey.Scope.READ_WRITE, "Read and write: also POST, PUT, PATCH and DELETE"),
             (ApiKey.Scope.READ_AUDIT, "Read and audit: GET requests, and the audit trail"),
-            (ApiKey.Scope.READ_WRITE_AUDIT, "Read, write and audit: everything, the audit trail included"),
+            (ApiKey.Scope.READ_WRITE_AUDIT, "Read, write and audit: everything but privacy, the audit trail included"),
+            (ApiKey.Scope.READ_PRIVACY, "Read and privacy: GET requests, and callers' erasures and suppressions"),
+            (ApiKey.Scope.READ_WRITE_PRIVACY, "Read, write and privacy: also erasures and suppressions"),
+            (ApiKey.Scope.READ_AUDIT_PRIVACY, "Read, audit and privacy: GET requests, the audit trail, erasures"),
+            (ApiKey.Scope.READ_WRITE_AUDIT_PRIVACY, "Everything: read, write, the audit trail and privacy"),
         ],
         initial=ApiKey.Scope.READ,
         widget=forms.RadioSelect,
@@ -75,14 +80,18 @@ class ApiKeyCreateView(AdminRequiredMixin, FormView):
         return {**super().get_form_kwargs(), "locations": location_list(org=self.org).order_by("name", "id")}
 
     def form_valid(self, form):
-        with form.service_errors():
-            key, plaintext = services.api_key_create(
-                org=self.org,
-                created_by=self.request.user,
-                name=form.cleaned_data["name"],
-                scope=form.cleaned_data["scope"],
-                location_ids=form.cleaned_data.get("location_ids") or None,
-            )
+        try:
+            with form.service_errors():
+                key, plaintext = services.api_key_create(
+                    org=self.org,
+                    created_by=self.request.user,
+                    name=form.cleaned_data["name"],
+                    scope=form.cleaned_data["scope"],
+                    location_ids=form.cleaned_data.get("location_ids") or None,
+                )
+        except EmailNotVerified as exc:  # said on the form, with the way to confirm (not the bare 403 page)
+            form.add_error(None, exc.message)
+            return self.render_to_response(self.get_context_data(form=form), status=403)
         if form.errors:
             return self.form_invalid(form)
         once.stash(self.request, NEW_API_KEY, key_id=str(key.pk), plaintext=plaintext)

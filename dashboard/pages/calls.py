@@ -11,6 +11,7 @@ the people running the phone line and the kitchen. The call page's URL is `/call
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import redirect
 from django.views.generic import TemplateView, View
 
@@ -18,13 +19,14 @@ from calls import recordings, selectors
 from calls.evidence import evidence_marks
 from calls.exports import call_columns
 from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, OrderStatus
+from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
 from calls.services.orders import order_set_status
 from core.errors import InvalidTransition
 from knowledge.models import Location
 
 from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm, DayRangeForm
-from ..mixins import OrgMixin
+from ..mixins import AdminRequiredMixin, OrgMixin
 from .events import call_panel
 
 PAGE_SIZE = 25
@@ -260,3 +262,42 @@ class OrderStatusView(CallDetailView):
         # Re-read the call so the page shows the order as it is now, not as it was before the attempt.
         del self._call
         return self.render_to_response(self.get_context_data(status_form=form), status=status)
+
+
+DELETIONS = {
+    "content": ([TRANSCRIPT, RECORDING], "Delete this call's content",
+                "The transcript, the summary, the quality checks' quotes, the messages' text, the call fields' quotes, "
+                "the unanswered questions, the order's answers and the recording are deleted for good, here, in the "
+                "API and in the stored event bodies; subscribers get call.content_deleted. The call stays as a "
+                "tombstone: times, outcome, score, order lines and totals, field values."),
+    "recording": ([RECORDING], "Delete this call's recording",
+                  "The audio is deleted for good (from storage too); subscribers get call.content_deleted."),
+}
+
+
+class CallContentDeleteView(AdminRequiredMixin, TemplateView):
+    """Admins only: a confirmation page (GET), then the deletion (POST) through `call_content_delete`, with the
+    reason `request`, as `DELETE /v1/calls/{id}/content` and `/recording` do."""
+
+    template_name = "dashboard/calls/delete_content.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs["part"] not in DELETIONS:
+            raise Http404
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        call = selectors.call_get(org=self.org, call_id=self.kwargs["call_id"])
+        _, title, explanation = DELETIONS[self.kwargs["part"]]
+        kwargs.update(call=call, title=title, explanation=explanation)
+        return super().get_context_data(**kwargs)
+
+    def post(self, request, *args, **kwargs):
+        call = selectors.call_get(org=self.org, call_id=kwargs["call_id"])
+        parts, _, _ = DELETIONS[kwargs["part"]]
+        gone = call_content_delete(call=call, parts=parts, reason="request")
+        if gone:
+            messages.success(request, f"Deleted: {', '.join(gone)}.")
+        else:
+            messages.info(request, "Nothing left to delete.")
+        return redirect("dashboard:call", call_id=call.pk)

@@ -127,5 +127,5 @@ class UnansweredQuestionsView(OrgMixin, TemplateView):
         page = Paginator(calls_with_unanswered_questions(org=self.org), self.page_size).get_page(
             self.request.GET.get("page"))
         questions = [{"call": call, "question": question} for call in page.object_list
-                     for question in call.unanswered_questions]
+                     for question in call.unanswered_questions if question is not None]  # null: content deleted
         return super().get_context_data(page=page, questions=questions, **kwargs)

@@ -10,11 +10,11 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
-from core.errors import Conflict
+from core.errors import Conflict, ValidationFailed
 from core.tenancy import get_for_org
 from knowledge.selectors import location_list
 from orgs import invitations, selectors, services
-from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, WrongAccount
+from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, TooManyOrganizations, WrongAccount
 from orgs.models import Invitation, Membership
 from orgs.verification import EmailNotVerified, is_verified
 
@@ -279,9 +279,13 @@ class OrganizationCreateView(LoginRequiredMixin, FormView):
     form_class = OrganizationCreateForm
 
     def form_valid(self, form):
-        with form.service_errors():
+        try:
             org = services.organization_create_for(user=self.request.user, name=form.cleaned_data["name"])
-        if form.errors:
+        except (Conflict, TooManyOrganizations) as exc:  # the caps (orgs.services): said above the form
+            form.add_error(None, exc.message)
+            return self.render_to_response(self.get_context_data(form=form), status=exc.status)
+        except ValidationFailed as exc:
+            form.apply_domain_error(exc)
             return self.form_invalid(form)
         remember_org(self.request, org)
         messages.success(self.request, f"{org.name} is ready. You are its admin.")

@@ -18,6 +18,7 @@ from django.views.generic import FormView, TemplateView, View
 
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.tenancy import get_for_org
+from core.timefmt import DAY_RANGE_ERROR, supported_day
 from knowledge import selectors as knowledge_selectors
 from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
@@ -277,7 +278,12 @@ class WebhookTestView(SubscriptionMixin, View):
 def _local(value: str):
     """A `datetime-local` input, read in the organization's zone (the page's), or None when empty; ValueError when
     unreadable."""
-    return datetime.fromisoformat(value).replace(tzinfo=timezone.get_current_timezone()) if value else None
+    if not value:
+        return None
+    when = datetime.fromisoformat(value).replace(tzinfo=timezone.get_current_timezone())
+    if not supported_day(when):  # the range arithmetic would overflow near the calendar's ends
+        raise ValueError(DAY_RANGE_ERROR)
+    return when
 
 
 class WebhookReplayView(SubscriptionMixin, View):

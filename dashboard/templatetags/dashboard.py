@@ -10,6 +10,7 @@ from django.utils.timesince import timesince
 from core.tenancy import location_ids_of
 from orgs.models import Membership
 from orgs.tenancy import rule_of
+from webhooks.ssrf import masked_url
 
 from ..navigation import NAV
 
@@ -79,3 +80,10 @@ def ago(value):
     if timezone.now() - value < timedelta(minutes=1):
         return "just now"
     return f"{timesince(value)} ago"
+
+
+@register.filter
+def endpoint(url: str, is_admin) -> str:
+    """A webhook URL as the reader may see it: whole for an admin, else its scheme and host only
+    (webhooks.ssrf.masked_url: a receiver's path or query often carries a token)."""
+    return url if is_admin else masked_url(url)

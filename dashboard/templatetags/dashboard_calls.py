@@ -35,3 +35,13 @@ def order_status_style(status):
 def outcome_label(outcome):
     """ "order_canceled" -> "Order canceled"."""
     return str(outcome).replace("_", " ").capitalize() if outcome else ""
+
+
+_REDACTION_KINDS = {"card_number": "card number", "government_id": "government id", "bank_account": "bank account",
+                    "email": "e-mail address", "phone_number": "phone number", "date_of_birth": "date of birth"}
+
+
+@register.filter
+def redaction_kind(kind):
+    """ "card_number" -> "card number" (the call page's note on what was redacted)."""
+    return _REDACTION_KINDS.get(kind, str(kind).replace("_", " "))

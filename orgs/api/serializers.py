@@ -11,7 +11,7 @@ class IdentitySerializer(serializers.Serializer):
     key_id = serializers.UUIDField()
     key_name = serializers.CharField()
     key_prefix = serializers.CharField()
-    scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write", "audit"]))
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=["read", "write", "audit", "privacy"]))
     location_ids = serializers.ListField(
         child=serializers.UUIDField(), allow_null=True,
         help_text="The locations this key is limited to; null: the whole organization (docs: Locations and scope).",

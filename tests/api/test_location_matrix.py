@@ -16,14 +16,16 @@ from knowledge.services import (
     location_create,
     team_member_create,
 )
-from tests.api.test_matrix import AUDIT, CASES, EXPORTS, OBJECT_CASES, SHARED, request, snapshot
+from privacy.models import Suppression
+from privacy.services import erasure_request_create
+from tests.api.test_matrix import AUDIT, CASES, EXPORTS, OBJECT_CASES, ORG_WIDE, SHARED, request, snapshot
 from tests.calls.conftest import Runtime
 from tests.factories import make_key
 from webhooks.services import emit, subscription_create
 
 
 def _scoped_here(template: str) -> bool:
-    return template not in AUDIT
+    return template not in ORG_WIDE
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +52,7 @@ def l2(org):
 
 @pytest.fixture
 def scoped_key(org, admin, l1):
-    return make_key(org, scope="read_write_audit", admin=admin, name="L1 key", location_ids=[l1.id])
+    return make_key(org, scope="read_write_audit_privacy", admin=admin, name="L1 key", location_ids=[l1.id])
 
 
 @pytest.fixture
@@ -87,6 +89,7 @@ def world(org, l1, l2, settings):
     emit(org=org, type="call.ended", data={"call_id": str(call.id)}, location_id=l2.id)
     alert_rule = alert_rule_create(org=org, name="L2 watch", metric="calls", comparator="gt", threshold=0,
                                    window_minutes=60, location_ids=[l2.id], channels=[])
+    erasure = erasure_request_create(org=org, phone_number="+14155550999", suppress=True)  # its worker never runs
     return {
         "alert_rule": alert_rule,
         "alert": Alert.objects.create(organization=org, rule=alert_rule, location=l2, metric="calls", value=3,
@@ -108,12 +111,32 @@ def world(org, l1, l2, settings):
         "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number",
                                         location_ids=[l2.id]),
         "audit_event": type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})(),
+        "audit_verification": type("Missing", (), {"pk": "00000000-0000-4000-8000-000000000000"})(),
         "export": type("NoSuchKind", (), {"pk": "payments.csv"})(),
+        "erasure_request": erasure,
+        "suppression": Suppression.objects.get(erasure_request=erasure),
     }
 
 
 def _ids(world: dict) -> set[str]:
-    return {str(obj.pk) for name, obj in world.items() if name not in ("audit_event", "export")}
+    return {str(obj.pk) for name, obj in world.items() if name not in ("audit_event", "audit_verification", "export")}
+
+
+PRIVACY_WHAT = {"/v1/privacy/retention": "the retention policy",
+                "/v1/privacy/erasure-requests": "erasure requests",
+                "/v1/privacy/erasure-requests/{erasure_request}": "erasure requests",
+                "/v1/privacy/suppressions": "suppressions", "/v1/privacy/suppressions/{suppression}": "suppressions"}
+
+
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in CASES if t in PRIVACY_WHAT])
+def test_a_key_of_l1_gets_403_on_the_organizations_privacy(world, scoped_api, l1, template, method):
+    before = snapshot()
+    response = request(scoped_api, method, template, world)
+    verb = "read" if method == "get" else "changed"
+    message = f"Limited to locations {l1.id}: {PRIVACY_WHAT[template]} cannot be {verb} within this scope."
+    assert (response.status_code, response.json()) == (
+        403, {"error": "forbidden", "details": {"message": message, "location_ids": [str(l1.id)]}})
+    assert snapshot() == before
 
 
 @pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in OBJECT_CASES if _scoped_here(t)])
@@ -140,6 +163,9 @@ def test_a_key_of_l1_lists_nothing_of_l2(world, scoped_api, template):
         return
     if template == "/v1/me":
         assert data["location_ids"] != []
+        return
+    if template == "/v1/privacy/redaction":  # the organization's policy, the same seen from any location
+        assert data["kinds"] == ["card_number", "government_id", "bank_account"]
         return
     assert isinstance(data, list)
     body = response.content.decode()

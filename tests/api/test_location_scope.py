@@ -304,3 +304,37 @@ def test_no_filter_or_search_of_the_calls_reaches_l2(l1_api, l2, calls):
     assert [row["id"] for row in l1_api.get("/v1/calls", {"q": summary_word}).json()["data"]] == [str(at_l1.pk)]
     for path in ("/v1/callbacks", "/v1/bookings", "/v1/orders"):
         assert str(at_l2.pk) not in l1_api.get(path, {"limit": 100}).content.decode(), path
+
+
+def test_a_name_another_location_uses_is_no_409(l1_api, org, l1, l2):
+    """Issue 35 item 11: no answer may reveal rows outside the scope. Names of facts, calendars and escalation rules
+    are unique per location (and among the location-less ones), so a name only L2 uses is free at L1; a name the
+    key can see taken (at L1, or org-wide for a location-less row) is still the 409."""
+    fact_create(org=org, label="Hours", content="9-5", location=l2)
+    calendar_create(org=org, name="Tables", timezone_name="UTC", location=l2)
+    escalation_rule_create(org=org, name="Manager", destination_type="phone", destination_phone="+14155550100",
+                           keywords=["manager"], location=l2)
+    rule = {"keywords": ["x"], "destination_type": "phone", "destination_phone": "+14155550100"}
+    creates = [("/v1/facts", {"label": "Hours", "content": "8-4"}, "label"),
+               ("/v1/calendars", {"name": "Tables", "timezone": "UTC"}, "name"),
+               ("/v1/escalation-rules", {"name": "Manager", **rule}, "name")]
+    for path, body, field in creates:
+        created = l1_api.post(path, {**body, "location_id": str(l1.id)}, format="json")
+        assert created.status_code == 201, (path, created.content)
+        again = l1_api.post(path, {**body, "location_id": str(l1.id)}, format="json")
+        assert (again.status_code, again.json()["error"], again.json()["details"]["field"]) == (409, "conflict", field)
+    assert Fact.objects.filter(organization=org, label="Hours").count() == 2
+    # A location-less row is seen beside every location's: its name is taken for each of them, and a
+    # location-less name is taken by any location's row (only the whole organization writes those: no leak).
+    fact_create(org=org, label="Parking", content="Free")
+    clash = l1_api.post("/v1/facts", {"label": "Parking", "content": "Paid", "location_id": str(l1.id)},
+                        format="json")
+    assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label")
+    admin_api = APIClient()
+    admin_api.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(org)[1]}")
+    for body in ({"label": "Parking", "content": "Paid"}, {"label": "Hours", "content": "Always"}):
+        clash = admin_api.post("/v1/facts", body, format="json")
+        assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label"), body
+    moved = admin_api.put(f"/v1/facts/{Fact.objects.get(label='Hours', location=l2).pk}",
+                          {"label": "Hours", "content": "9-5"}, format="json")  # to no location: L1's clashes
+    assert (moved.status_code, moved.json()["details"]["field"]) == (409, "label")

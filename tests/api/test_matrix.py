@@ -6,11 +6,12 @@ from types import SimpleNamespace
 import pytest
 from django.apps import apps
 from django.urls import get_resolver
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from alerts.models import Alert
 from alerts.services import alert_rule_create
-from audit.models import AuditEvent
+from audit.models import AuditEvent, AuditVerification
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import (
     calendar_create,
@@ -20,6 +21,8 @@ from knowledge.services import (
     location_create,
     team_member_create,
 )
+from privacy.models import Suppression
+from privacy.services import erasure_request_create
 from tests.calls.conftest import Runtime
 from tests.factories import make_key
 from webhooks.services import emit, subscription_create
@@ -55,6 +58,9 @@ BODIES = {
                         "window_minutes": 60},
     "/v1/alert-rules/{alert_rule}": {"enabled": False},
     "/v1/alerts/{alert}/acknowledge": {},
+    "/v1/privacy/redaction": {"kinds": ["card_number", "email"]},
+    "/v1/privacy/retention": {"recordings_days": 30},
+    "/v1/privacy/erasure-requests": {"phone_number": "+14155550123"},
 }
 # Every /v1 route with its methods; test_the_matrix_covers_every_route keeps this honest.
 ENDPOINTS = {
@@ -69,7 +75,7 @@ ENDPOINTS = {
     "/v1/contacts/{contact}": ("get", "patch"),
     "/v1/calls": ("get",),
     "/v1/calls/{call}": ("get",),
-    "/v1/calls/{call}/recording": ("get",),
+    "/v1/calls/{call}/recording": ("get", "delete"),
     "/v1/calls/{call}/order-status": ("patch",),
     "/v1/webhook-subscriptions": ("get", "post"),
     "/v1/webhook-subscriptions/{subscription}": ("get", "patch", "delete"),
@@ -105,7 +111,11 @@ ENDPOINTS = {
     "/v1/call-fields/{call_field}": ("get", "patch", "delete"),
     "/v1/audit-events": ("get",),
     "/v1/audit-events/verify": ("get",),
+    "/v1/audit-events/verifications": ("post",),
+    "/v1/audit-events/verifications/{audit_verification}": ("get",),
+    "/v1/audit-events/head": ("get",),
     "/v1/audit-events/{audit_event}": ("get",),
+    "/v1/privacy/redaction": ("get", "patch"),
     **{f"/v1/exports/{kind}.csv": ("get",) for kind in (
         "calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations")},
     "/v1/exports/{export}": ("get",),  # any other name: another format of a kind (400) or nothing (404)
@@ -114,9 +124,22 @@ ENDPOINTS = {
     "/v1/alerts": ("get",),
     "/v1/alerts/{alert}": ("get",),
     "/v1/alerts/{alert}/acknowledge": ("post",),
+    "/v1/calls/{call}/content": ("delete",),
+    "/v1/privacy/retention": ("get", "patch"),
+    "/v1/privacy/erasure-requests": ("get", "post"),
+    "/v1/privacy/erasure-requests/{erasure_request}": ("get",),
+    "/v1/privacy/suppressions": ("get",),
+    "/v1/privacy/suppressions/{suppression}": ("delete",),
 }
 # The audit trail needs the `audit` scope besides what the method needs.
-AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit_event}"}
+AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit_event}",
+         "/v1/audit-events/verifications", "/v1/audit-events/verifications/{audit_verification}",
+         "/v1/audit-events/head"}
+# Erasures and suppressions need the `privacy` scope besides what the method needs.
+PRIVACY = {"/v1/privacy/erasure-requests", "/v1/privacy/erasure-requests/{erasure_request}",
+           "/v1/privacy/suppressions", "/v1/privacy/suppressions/{suppression}"}
+# The whole organization's, never a location's: a key limited to locations gets 403 (test_location_matrix).
+ORG_WIDE = AUDIT | PRIVACY | {"/v1/privacy/retention"}
 # CSV downloads of the lists: another org's key gets the header row alone.
 EXPORTS = {template for template in ENDPOINTS if template.startswith("/v1/exports/") and "{" not in template}
 # The same for every organization: the event catalog.
@@ -136,13 +159,14 @@ def _media_in_tmp(settings, tmp_path):
 
 @pytest.fixture
 def write_key(org, admin):
-    """The matrix's keys may do everything, the audit trail included, so only what a case varies is refused."""
-    return make_key(org, scope="read_write_audit", admin=admin, name="Write key")
+    """The matrix's keys may do everything, the audit trail and privacy included, so only what a case varies is
+    refused."""
+    return make_key(org, scope="read_write_audit_privacy", admin=admin, name="Write key")
 
 
 @pytest.fixture
 def other_key(other_org):
-    return make_key(other_org, scope="read_write_audit", name="Other key")
+    return make_key(other_org, scope="read_write_audit_privacy", name="Other key")
 
 
 @pytest.fixture
@@ -173,6 +197,7 @@ def world(org, admin, settings):
     emit(org=org, type="call.ended", data={"call_id": str(call.id)})
     alert_rule = alert_rule_create(org=org, name="Matrix watch", metric="calls", comparator="gt", threshold=0,
                                    window_minutes=60, location_ids=[location.pk], channels=[])
+    erasure = erasure_request_create(org=org, phone_number="+14155550999", suppress=True)  # its worker never runs
     return {
         "alert_rule": alert_rule,
         "alert": Alert.objects.create(organization=org, rule=alert_rule, location=location, metric="calls", value=3,
@@ -193,7 +218,11 @@ def world(org, admin, settings):
         "booking": Booking.objects.get(calendar=calendar),
         "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number"),
         "audit_event": AuditEvent.objects.for_org(org).order_by("occurred_at").first(),
+        "audit_verification": AuditVerification.objects.create(
+            organization_id=org.pk, status="succeeded", created_at=timezone.now(), updated_at=timezone.now()),
         "export": SimpleNamespace(pk="payments.csv"),  # no such kind
+        "erasure_request": erasure,
+        "suppression": Suppression.objects.get(erasure_request=erasure),
     }
 
 
@@ -206,7 +235,7 @@ def snapshot() -> dict:
     state = {}
     for model in apps.get_models():
         if model._meta.app_label not in {"orgs", "knowledge", "contacts", "calls", "webhooks", "meetings",
-                                         "notifications", "audit", "alerts"}:
+                                         "notifications", "audit", "privacy", "alerts"}:
             continue
         manager = model._default_manager
         state[model._meta.label] = manager.count()
@@ -251,8 +280,10 @@ def test_wrong_scheme_case_is_401_and_changes_nothing(world, write_key, template
 
 
 @pytest.mark.parametrize(("template", "method"), WRITE_CASES)
-def test_read_key_on_a_write_is_403_and_changes_nothing(world, read_key, template, method):
-    client = client_with(f"Bearer {read_key[1]}")
+def test_read_key_on_a_write_is_403_and_changes_nothing(world, org, read_key, template, method):
+    # On the audit trail a read key with `audit` (without it, `audit` is what is missing: the test below).
+    plaintext = make_key(org, scope="read_audit")[1] if template in AUDIT else read_key[1]
+    client = client_with(f"Bearer {plaintext}")
     client.get("/v1/me")  # settle last_used_at first
     before = snapshot()
     response = request(client, method, template, world)
@@ -268,6 +299,18 @@ def test_a_key_without_the_audit_scope_is_403_and_changes_nothing(world, org, sc
     before = snapshot()
     response = request(client, method, template, world)
     assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope", "required": "audit"})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in CASES if t in PRIVACY])
+@pytest.mark.parametrize("scope", ["read", "read_write", "read_write_audit"])
+def test_a_key_without_the_privacy_scope_is_403_and_changes_nothing(world, org, scope, template, method):
+    client = client_with(f"Bearer {make_key(org, scope=scope)[1]}")
+    client.get("/v1/me")
+    before = snapshot()
+    response = request(client, method, template, world)
+    required = "write" if scope == "read" and method != "get" else "privacy"  # the method's scope is checked first
+    assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope", "required": required})
     assert snapshot() == before
 
 
@@ -303,12 +346,19 @@ def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, te
         own = {str(pk) for pk in AuditEvent.objects.for_org(other_key[0].organization).values_list("pk", flat=True)}
         if isinstance(data, list):
             assert data and {entry["id"] for entry in data} == own
+        elif template == "/v1/audit-events/head":
+            assert (data["organization_id"], data["seq"]) == (str(other_key[0].organization_id), len(own))
         else:
-            assert data == {"intact": True, "entries_checked": len(own), "first_broken_id": None}
+            assert data == {"intact": True, "entries_checked": len(own), "first_broken_id": None, "complete": True,
+                            "entries_hashed": len(own), "verified_through_seq": len(own), "head_seq": len(own)}
     elif isinstance(data, list):
         assert data == []
+    elif template == "/v1/privacy/retention":  # a new organization's defaults
+        assert data == {"recordings_days": 90, "transcripts_days": 365, "locations": []}
     elif template == "/v1/analytics/calls":  # the world's calls are the first org's
         assert data["totals"]["calls"] == 0
+    elif template == "/v1/privacy/redaction":  # the other org's own policy (the defaults)
+        assert data["kinds"] == ["card_number", "government_id", "bank_account"]
     else:
         assert data["org_name"] == "Other Org"
 

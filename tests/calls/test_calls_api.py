@@ -63,9 +63,11 @@ def test_list_shows_items_newest_first_with_the_decided_fields(runtime, api):
     assert set(item) == {
         "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction",
         "from_number", "disposition", "classification", "scorable", "score", "summary", "outcome",
-        "outcome_tags", "trail", "has_recording", "order_status", "status",
+        "outcome_tags", "trail", "has_recording", "order_status", "status", "redaction", "content_deleted_at",
+        "content_deleted_reason",
     }
     assert item["has_recording"] is True and item["order_status"] == "new"
+    assert (item["content_deleted_at"], item["content_deleted_reason"]) == (None, None)
     assert item["started_at"] == "2026-11-20T12:00:00.000Z"
     assert body["data"][0]["order_status"] is None and body["data"][0]["has_recording"] is False
 

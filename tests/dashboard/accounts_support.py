@@ -43,3 +43,24 @@ def session_rows() -> list[str]:
         row.session_data + json.dumps(SessionStore().decode(row.session_data), default=str)
         for row in Session.objects.all()
     ]
+
+
+def confirm_through(client, code: str, password: str | None = NEW_PASSWORD, follow: bool = True):
+    """The confirmation page's two clicks: the code (the page then names the address), then the button that names
+    it, with the password an account never confirmed before must choose (None: no password fields)."""
+    named = client.post("/verify-email/", {"code": code})
+    assert named.status_code == 200 and 'data-testid="confirm-account"' in named.content.decode(), named.content
+    data = {"code": code, "confirm": "1"}
+    if password is not None:
+        data.update(new_password1=password, new_password2=password)
+    return client.post("/verify-email/", data, follow=follow)
+
+
+def send_account_mail() -> list[str]:
+    """Runs the e-mail worker's send for every pending account mail (password resets, lockout notices), as a
+    worker would after the request's commit; returns the results."""
+    from notifications.models import EmailNotification
+    from notifications.sender import send_notification
+
+    rows = EmailNotification.objects.filter(organization__isnull=True, status="pending").order_by("created_at")
+    return [send_notification(pk) for pk in rows.values_list("pk", flat=True)]

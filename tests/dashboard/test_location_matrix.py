@@ -11,7 +11,9 @@ import pytest
 from django.urls import URLPattern, URLResolver, reverse
 from django.utils import timezone
 
+from calls.models import Call
 from dashboard import urls as dashboard_urls
+from knowledge.services import fact_create
 from notifications.models import NotificationRecipient
 from orgs.models import Invitation, Membership
 from tests.api.test_location_matrix import _media_in_tmp, l1, l2, world  # noqa: F401 - the /v1 matrix's rows
@@ -28,7 +30,7 @@ ROWS = {
     "member_id": "team_member", "rule_id": "escalation_rule", "calendar_id": "calendar", "booking_id": "booking",
     "subscription_id": "subscription", "delivery_id": "delivery", "field_id": "call_field",
     "membership_id": "membership", "invitation_id": "invitation", "key_id": "api_key", "recipient_id": "recipient",
-    "meeting_id": "meeting",
+    "meeting_id": "meeting", "suppression_id": "suppression",
 }
 INBOX_KINDS = ("callback", "message", "escalation")
 # Not org pages: e-mailed links, whose token is the authority (test_invitations.py, test_accounts.py).
@@ -69,6 +71,8 @@ def _kwargs(params, kind, rows: dict | None) -> dict:
             kwargs[param] = kind
         elif param == "item_id":
             kwargs[param] = rows[kind if kind != "callback" else "callback"].pk if rows else uuid.uuid4()
+        elif param == "part":  # what of a call to delete (dashboard/pages/calls.py DELETIONS)
+            kwargs[param] = "content"
         elif param == "membership_id":
             kwargs[param] = rows["membership"].pk if rows else 2_000_000_000
         else:
@@ -160,6 +164,22 @@ def test_counts_leave_l2_out(rows, admin_client, manager_client):
 
     assert counts(manager_client) == {"calls": 0, "chart": 0, "callback": 0, "message": 0, "escalation": 0}
     assert counts(admin_client) == {"calls": 1, "chart": 1, "callback": 1, "message": 1, "escalation": 1}
+
+
+def test_the_knowledge_pages_use_counts_leave_l2_out(rows, org, admin_client, manager_client):
+    """Issue 35 item 5: "used in N calls" beside a fact every location shares counts only the calls the reader's
+    scope holds, or it tells one location's manager another's call volume."""
+    shared = fact_create(org=org, label="Parking", content="Free after 6 pm")
+    Call.objects.filter(pk=rows["call"].pk).update(facts_used=[{"id": str(shared.pk), "label": shared.label}])
+
+    def uses(client) -> dict:
+        groups = client.get("/knowledge/").context["groups"]
+        return {fact.label: fact.use_count for group in groups for fact in group["facts"]}
+
+    assert uses(manager_client) == {"Parking": 0}
+    assert uses(admin_client) == {"Parking": 1, "L2 hours": 0}
+    page = manager_client.get("/knowledge/").content.decode()
+    assert "used in 0 calls" in page and "used in 1 call" not in page
 
 
 def test_filtering_the_calls_by_l2_is_a_form_error(rows, manager_client):

@@ -94,13 +94,29 @@ def test_anonymous_visitors_are_sent_to_log_in(client, subscription, failed_deli
 def test_members_read_the_list_and_the_log_without_write_controls(member_client, subscription, failed_delivery):
     listing = member_client.get("/settings/webhooks/")
     body = listing.content.decode()
-    assert listing.status_code == 200 and URL in body
+    # A member sees where events go, not the path (issue 35 item 11: a receiver's path often carries a token).
+    assert listing.status_code == 200 and "https://hooks.example.com/…" in body and URL not in body
     assert "/settings/webhooks/new/" not in body and 'data-testid="disable-webhook"' not in body
     detail = member_client.get(paths(subscription)["detail"])
     body = detail.content.decode()
     assert detail.status_code == 200 and "upstream down 1" in body
     for testid in ("edit-webhook", "rotate-webhook", "delete-webhook", "redeliver", "disable-webhook"):
         assert f'data-testid="{testid}"' not in body
+
+
+TOKEN_URL = "https://hooks.example.com/in/tok_s3cr3t?key=s3cr3t"
+
+
+def test_only_admins_see_a_webhook_url_beyond_its_host(admin_client, member_client, org):
+    """Issue 35 item 11: the list, the log and the events page show members the scheme and host; admins, who
+    manage the endpoint, the whole URL."""
+    sub, _ = subscription_create(org=org, url=TOKEN_URL, events=ALL_EVENTS)
+    emit(org=org, type="call.ended", data={"call_id": "c1"})
+    pages = ["/settings/webhooks/", paths(sub)["detail"], "/events/"]
+    for path in pages:
+        body = member_client.get(path).content.decode()
+        assert "s3cr3t" not in body and "https://hooks.example.com/…" in body, path
+        assert TOKEN_URL.replace("&", "&amp;") in admin_client.get(path).content.decode(), path
 
 
 def test_members_get_403_on_every_write_and_nothing_changes(member_client, subscription, failed_delivery):

@@ -23,6 +23,16 @@ def test_text_that_a_spreadsheet_would_run_is_written_as_text(text):
     assert cell(text) == "'" + text
 
 
+@pytest.mark.parametrize("text", ["\n=1+2", "\nplain", " =1+2", "  +1", "\u3000=1", "\xa0@SUM(A1)",
+                                  "\uff1dHYPERLINK(\"http://evil.example\")", "\uff0b1", "\uff0d2", "\uff20SUM(A1)",
+                                  " \uff1d1"])
+def test_line_feeds_leading_whitespace_and_full_width_signs_are_written_as_text(text):
+    """Issue 35 item 11: spreadsheets skip leading whitespace, read the full-width signs as the ASCII ones, and
+    a line feed first starts a formula on the cell's next line."""
+    assert cell(text) == "'" + text
+    assert cell(" plain") == " plain" and cell("a\uff1db") == "a\uff1db"
+
+
 def test_values_are_written_one_way():
     assert cell(None) == ""
     assert cell(True) == "true" and cell(False) == "false"

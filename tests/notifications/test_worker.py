@@ -29,8 +29,8 @@ def mail_dir(tmp_path):
     return folder
 
 
-def start_worker(factory, mail_dir, *, fail_first=0, beat=False):
-    return factory(beat=beat, env={
+def start_worker(factory, mail_dir, *, fail_first=0, beat=False, **options):
+    return factory(beat=beat, **options, env={
         "DJANGO_SETTINGS_MODULE": "tests.notifications.worker_settings",
         "TEST_EMAIL_BACKEND": "tests.notifications.backends.FlakyFileBackend",
         "TEST_EMAIL_FILE_PATH": str(mail_dir),

@@ -46,21 +46,37 @@ def _ready(client):
     return response.status_code, response.json(), time.perf_counter() - started
 
 
-def test_redis_stopping_makes_it_503_within_a_second_and_200_again(client, settings):
+def test_redis_stopping_leaves_it_200_degraded_naming_the_check_within_a_second_and_ready_again(client, settings):
+    """A load balancer checks /readyz: every node shares Redis, so a 503 for it would take the whole fleet out of
+    rotation during a Redis blip, while the API serves without Redis."""
     server = RedisServer().start()
     try:
         settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": server.url}}
         settings.CELERY_BROKER_URL = server.url
-        assert _ready(client)[0] == 200
+        status, body, _ = _ready(client)
+        assert (status, body["status"]) == (200, "ready")
         server.stop()
         status, body, took = _ready(client)
-        assert status == 503 and took < 1.0
-        assert body["status"] == "unavailable"
+        assert status == 200 and took < 1.0
+        assert body["status"] == "degraded"
         assert body["checks"]["redis"]["ok"] is False and body["checks"]["broker"]["ok"] is False
         assert body["checks"]["redis"]["error"] == "ConnectionError"
         assert body["checks"]["database"]["ok"] is True
         server.start()
-        assert _ready(client)[0] == 200
+        status, body, _ = _ready(client)
+        assert (status, body["status"]) == (200, "ready")
+    finally:
+        server.stop()
+
+
+def test_the_broker_alone_down_is_degraded_too(client, settings):
+    server = RedisServer().start()
+    try:
+        settings.CELERY_BROKER_URL = server.url
+        server.stop()
+        status, body, _ = _ready(client)
+        assert (status, body["status"]) == (200, "degraded")
+        assert [name for name, check in body["checks"].items() if not check["ok"]] == ["broker"]
     finally:
         server.stop()
 
@@ -77,6 +93,7 @@ def test_postgresql_stopping_makes_it_503_within_a_second_and_200_again(client, 
         proxy.stop()
         status, body, took = _ready(client)
         assert status == 503 and took < 1.0
+        assert body["status"] == "unavailable"
         assert body["checks"]["database"] == {"ok": False, "ms": body["checks"]["database"]["ms"],
                                               "error": "OperationalError"}
         assert body["checks"]["redis"]["ok"] is True

@@ -18,7 +18,8 @@ STRONG = "Zq3-mT8_wL1xN5pR7vK2bY9cH4dJ6fG0sA"
 def _start(monkeypatch, **env) -> dict:
     for name in ("DEBUG", "AGENT_RUNTIME_TOKEN", "AGENT_RUNTIME_TOKENS", "BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT",
                  "SECURE_HSTS_SECONDS", "WEBHOOK_ALLOW_LOCAL_URLS", "WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG", "METRICS_TOKEN",
-                 "TRUSTED_PROXY_COUNT", "TRUSTED_PROXIES"):
+                 "TRUSTED_PROXY_COUNT", "TRUSTED_PROXIES", "DATABASE_POOLING", "RECORDINGS_STORAGE_URL", "MEDIA_ROOT",
+                 "CSP_MEDIA_SRC"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -86,6 +87,64 @@ def test_a_tls_proxy_without_trusted_proxy_settings_warns(monkeypatch):
         assert not [w for w in caught if "BEHIND_TLS_PROXY" in str(w.message)]
 
 
+def test_database_pooling_transaction_keeps_no_state_on_a_session_and_a_wrong_value_refuses_to_start(monkeypatch):
+    direct = _start(monkeypatch)["DATABASES"]["default"]
+    assert "DISABLE_SERVER_SIDE_CURSORS" not in direct and direct["OPTIONS"].get("prepare_threshold") is None
+    pooled = _start(monkeypatch, DATABASE_POOLING="transaction")
+    assert pooled["DATABASE_POOLING"] == "transaction"
+    assert pooled["DATABASES"]["default"]["DISABLE_SERVER_SIDE_CURSORS"] is True
+    assert "prepare_threshold" in pooled["DATABASES"]["default"]["OPTIONS"]
+    assert pooled["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"] is None  # psycopg prepares nothing
+    for wrong in ("transactions", "statement", "yes"):
+        with pytest.raises(ImproperlyConfigured, match="DATABASE_POOLING must be"):
+            _start(monkeypatch, DATABASE_POOLING=wrong, DEBUG="true")
+
+
+S3 = "s3://va-recordings?endpoint_url=http://127.0.0.1:9000&region=eu-west-1"
+
+
+def test_recordings_storage_url_puts_recordings_in_s3_and_its_server_in_the_pages_media_src(monkeypatch):
+    started = _start(monkeypatch, RECORDINGS_STORAGE_URL=S3)
+    storage = started["STORAGES"]["default"]
+    assert storage["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert {key: storage["OPTIONS"][key] for key in ("bucket_name", "endpoint_url", "region_name", "addressing_style",
+                                                     "querystring_expire")} == {
+        "bucket_name": "va-recordings", "endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1",
+        "addressing_style": "path", "querystring_expire": 3600}
+    assert "media-src 'self' http://127.0.0.1:9000;" in started["CONTENT_SECURITY_POLICY"]
+    aws = _start(monkeypatch, RECORDINGS_STORAGE_URL="s3://va-recordings?region=us-east-1")["STORAGES"]["default"]
+    assert (aws["OPTIONS"]["endpoint_url"], aws["OPTIONS"]["addressing_style"]) == (None, None)
+
+
+def test_recordings_on_the_local_disk_warn_outside_debug_that_only_this_node_plays_them(monkeypatch, tmp_path):
+    with pytest.warns(UserWarning, match="playback works only on the node that stored them"):
+        started = _start(monkeypatch, MEDIA_ROOT=str(tmp_path))
+    assert started["STORAGES"]["default"]["OPTIONS"]["location"] == tmp_path
+    for quiet in ({"DEBUG": "true"}, {"RECORDINGS_STORAGE_URL": S3}):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _start(monkeypatch, **quiet)
+        assert not [w for w in caught if "RECORDINGS_STORAGE_URL" in str(w.message)]
+
+
+@pytest.mark.parametrize("url", [
+    "https://va-recordings.s3.amazonaws.com",
+    "s3://",
+    "s3://Bad_Bucket",
+    "s3://AKIAEXAMPLE:secret@va-recordings",
+    "s3://va-recordings/prefix",
+    "s3://va-recordings?endpoint=http://127.0.0.1:9000",
+    "s3://va-recordings?endpoint_url=127.0.0.1:9000",
+    "s3://va-recordings?region=eu-west-1&region=us-east-1",
+    "s3://va-recordings?region=",
+    "s3://va-recordings?addressing_style=sideways",
+])
+def test_a_recordings_storage_url_that_cannot_be_parsed_refuses_to_start_naming_the_setting(monkeypatch, url):
+    with pytest.raises(ImproperlyConfigured, match="RECORDINGS_STORAGE_URL cannot be parsed") as refused:
+        _start(monkeypatch, RECORDINGS_STORAGE_URL=url, DEBUG="true")
+    assert "secret" not in str(refused.value)
+
+
 @pytest.mark.django_db
 def test_seed_demo_refuses_its_public_password_outside_debug(settings):
     from devtools.management.commands.seed_demo import DEMO_EMAIL
@@ -97,3 +156,49 @@ def test_seed_demo_refuses_its_public_password_outside_debug(settings):
     settings.DEBUG = True
     call_command("seed_demo", calls=0, stdout=io.StringIO())
     assert get_user_model().objects.filter(username=DEMO_EMAIL).exists()
+
+
+@pytest.mark.parametrize("sentinels", ["127.0.0.1", "127.0.0.1:26379,", "host:port", "a:1;b:2", "h:70000", "::1:5"])
+def test_a_sentinel_list_that_cannot_be_parsed_refuses_to_start_naming_the_setting(monkeypatch, sentinels):
+    with pytest.raises(ImproperlyConfigured, match="^REDIS_SENTINELS cannot be parsed"):
+        _start(monkeypatch, DEBUG="true", REDIS_SENTINELS=sentinels, REDIS_SENTINEL_MASTER="main")
+    with pytest.raises(ImproperlyConfigured, match="REDIS_SENTINEL_MASTER"):
+        _start(monkeypatch, REDIS_SENTINELS="127.0.0.1:26379", REDIS_SENTINEL_MASTER="")
+
+
+def test_a_sentinel_list_puts_the_cache_and_the_broker_behind_sentinel(monkeypatch):
+    monkeypatch.delenv("REDIS_URL", raising=False)  # not needed with Sentinel
+    started = _start(monkeypatch, REDIS_SENTINELS="10.0.0.5:26379, sentinel-b:26380,[fd00::7]:26381",
+                     REDIS_SENTINEL_MASTER="main")
+    cache = started["CACHES"]["default"]
+    assert cache["BACKEND"] == "voiceagent.redis_sentinel.SentinelRedisCache"
+    assert cache["OPTIONS"]["sentinels"] == [("10.0.0.5", 26379), ("sentinel-b", 26380), ("fd00::7", 26381)]
+    assert cache["OPTIONS"]["master"] == "main"
+    assert started["CELERY_BROKER_URL"] == (
+        "sentinel://10.0.0.5:26379/0;sentinel://sentinel-b:26380/0;sentinel://[fd00::7]:26381/0"
+    )
+    assert started["CELERY_BROKER_TRANSPORT_OPTIONS"]["master_name"] == "main"
+
+
+def test_hsts_is_on_for_a_year_outside_debug_with_an_opt_out(monkeypatch):
+    assert _start(monkeypatch)["SECURE_HSTS_SECONDS"] == 31536000
+    assert _start(monkeypatch, SECURE_HSTS_SECONDS="0")["SECURE_HSTS_SECONDS"] == 0  # the documented opt-out
+    assert _start(monkeypatch, DEBUG="true")["SECURE_HSTS_SECONDS"] == 0  # make run on plain http://127.0.0.1
+
+
+@pytest.mark.django_db
+def test_an_https_answer_carries_hsts_and_a_plain_http_one_does_not(client):
+    assert client.get("/login/", secure=True)["Strict-Transport-Security"] == "max-age=31536000"
+    assert "Strict-Transport-Security" not in client.get("/login/")
+
+
+def test_the_similarity_and_numeric_password_validators_are_on():
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+
+    user = get_user_model()(username="maria.lopez@example.com", email="maria.lopez@example.com")
+    with pytest.raises(ValidationError, match="too similar to the"):
+        validate_password("maria.lopez@example", user)
+    with pytest.raises(ValidationError, match="entirely numeric"):
+        validate_password("80451739261847", user)
+    validate_password("a-long-unusual-passphrase", user)

@@ -11,8 +11,9 @@ from calls.models import Call
 SUMMARY = "Jordan ordered two pepperoni pizzas and a tiramisu for pickup, and asked about parking, twice."
 
 
-def insert_calls(org_id, count: int, *, newest: datetime) -> None:
-    """`count` calls of the org started a second apart, the newest at `newest`."""
+def insert_calls(org_id, count: int, *, newest: datetime, **overrides) -> None:
+    """`count` calls of the org started a second apart, the newest at `newest`; `overrides` set other fields of
+    every row (a transcript, a caller's number)."""
     template = Call(
         organization_id=org_id, runtime_call_id="", status="completed", started_at=newest,
         ended_at=newest + timedelta(seconds=95), duration_seconds=95, from_number="+14155550123",
@@ -21,6 +22,8 @@ def insert_calls(org_id, count: int, *, newest: datetime) -> None:
         fields={"party_size": {"label": "Party size", "type": "number", "value": 4, "evidence": None,
                                "evidence_verified": None}},
     )
+    for field, value in overrides.items():
+        setattr(template, field, value)
     now = datetime.now(tz=newest.tzinfo)
     template.created_at = template.updated_at = now
     varying = {

@@ -7,7 +7,8 @@ Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transa
     @pytest.mark.django_db(transaction=True)
     def test_something(celery_worker_factory):
         worker = celery_worker_factory(concurrency=2, beat=True, env={"WEBHOOK_LEASE_SECONDS": "3"})
-        # options: concurrency, beat, env, pool ("prefork"), ready_timeout (60), purge (True: empty the queue first)
+        # options: concurrency, beat, env, pool ("prefork"), ready_timeout (60), purge (True: empty the queues first),
+        # queues (default: every queue of CELERY_TASK_QUEUES; e.g. ["email"] for a worker of that queue only)
         ...                 # enqueue work; the worker runs it
         worker.kill()       # SIGKILL the whole process group (a crash drill)
         worker.start()      # and start it again, same options
@@ -47,7 +48,7 @@ def test_database_url() -> str:
 
 
 def purge_queue() -> None:
-    """Empties the default queue of this process's broker (stale tasks of earlier runs would only slow a test)."""
+    """Empties every queue of this process's broker (stale tasks of earlier runs would only slow a test)."""
     from voiceagent.celery import app
 
     with contextlib.suppress(Exception):  # a broker that is down has nothing to purge; the worker will say so
@@ -57,7 +58,9 @@ def purge_queue() -> None:
 class CeleryWorker:
     """One `celery -A voiceagent worker` subprocess (its own process group, so kill() takes the pool too)."""
 
-    def __init__(self, *, concurrency=1, beat=False, env=None, pool="prefork", ready_timeout=60.0, purge=True):
+    def __init__(self, *, concurrency=1, beat=False, env=None, pool="prefork", ready_timeout=60.0, purge=True,
+                 queues=None):
+        self.queues = list(queues or [])
         self.purge = purge  # drop tasks left on this xdist worker's queue by earlier (killed) runs
         self.concurrency = concurrency
         self.beat = beat
@@ -84,6 +87,8 @@ class CeleryWorker:
             "--concurrency", str(self.concurrency), "--pool", self.pool,
             "--without-heartbeat", "--without-gossip", "--without-mingle",
         ]
+        if self.queues:
+            cmd += ["-Q", ",".join(self.queues)]
         if self.beat:
             cmd += ["-B", "-s", str(self.tmp / "beat-schedule")]
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0

@@ -2,6 +2,8 @@
 the embedded server's Unix socket in OPTIONS, user, password, sslmode...): never from HOST/PORT alone, which on a bare
 machine would reach another server or none."""
 
+from urllib.parse import quote
+
 import psycopg
 from django.db import connections
 
@@ -37,3 +39,12 @@ def settings_through(host: str, port: int, alias: str = "default") -> dict:
     settings_dict = connections[alias].settings_dict
     options = {k: v for k, v in settings_dict["OPTIONS"].items() if k not in ("host", "hostaddr", "port", "service")}
     return {**settings_dict, "HOST": host, "PORT": str(port), "OPTIONS": options}
+
+
+def database_url_through(host: str, port: int, alias: str = "default") -> str:
+    """A DATABASE_URL for the alias's database (the test database in a test) reached at host:port (a forwarder, a
+    pooler), for a server or worker process the test starts."""
+    params = connection_params(alias)
+    user = params.get("user") or ""
+    password = f":{quote(params['password'], safe='')}" if params.get("password") else ""
+    return f"postgres://{quote(user, safe='')}{password}@{host}:{port}/{quote(params['dbname'], safe='')}"

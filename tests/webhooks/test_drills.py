@@ -42,7 +42,7 @@ def broker_idle(url) -> bool:
     import redis as redis_client
 
     client = redis_client.Redis.from_url(url)
-    return client.llen("celery") == 0 and client.hlen("unacked") == 0
+    return client.llen("deliveries") == 0 and client.hlen("unacked") == 0
 
 
 

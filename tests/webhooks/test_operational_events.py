@@ -14,6 +14,7 @@ from tests.support.receiver import Receiver
 from tests.webhooks.helpers import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
+from webhooks.ssrf import masked_url
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 
@@ -48,7 +49,7 @@ def test_failing_and_recovered_reach_the_other_subscriptions_and_never_the_faili
         deliver_everything_due(org)  # the fourth consecutive failure
         (event,) = Event.objects.filter(type="webhook_subscription.failing")
         assert event.data == {
-            "subscription_id": str(failing.pk), "url": crm.url, "consecutive_failures": 4,
+            "subscription_id": str(failing.pk), "url": masked_url(crm.url), "consecutive_failures": 4,
             "failing_since": event.data["failing_since"], "last_status_code": 500, "last_error": "HTTP 500",
         }
         assert list(Delivery.objects.filter(event=event).values_list("subscription_id", flat=True)) == [watcher.pk]

@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import runpy
+import socket
 import threading
 import time
 from pathlib import Path
@@ -98,13 +99,30 @@ def test_the_worker_count_is_gunicorns_own(monkeypatch):
     # In every worker, before the application (and its settings) loads: the count gunicorn settled on, a
     # `--workers` on its command line included.
     monkeypatch.setenv("WEB_WORKERS", "2")
+    monkeypatch.setenv("NODE_ID", "web-1")  # kept: a NODE_ID set in the environment wins
     monkeypatch.setattr(liveness, "_notify", None)
     beats = []
     worker = SimpleNamespace(notify=lambda: beats.append(1))
     config["post_fork"](SimpleNamespace(cfg=SimpleNamespace(workers=12)), worker)
     assert os.environ["WEB_WORKERS"] == "12"
+    assert os.environ["NODE_ID"] == "web-1"
     liveness.beat()  # and a long response's progress reaches this worker's liveness signal
     assert beats == [1]
+
+
+def test_a_node_is_named_by_its_host_and_port_unless_node_id_says(monkeypatch):
+    """Per-node keys (the share of a node's own workers) need a name no other node has: two gunicorns on one
+    machine listen on two ports."""
+    config = runpy.run_path(str(Path(django_settings.BASE_DIR) / "gunicorn.conf.py"))
+    monkeypatch.delenv("NODE_ID", raising=False)
+    monkeypatch.setenv("WEB_WORKERS", "2")
+    monkeypatch.setattr(liveness, "_notify", None)
+    server = SimpleNamespace(cfg=SimpleNamespace(workers=2, address=[("0.0.0.0", 8123)]))  # noqa: S104
+    config["post_fork"](server, SimpleNamespace(notify=lambda: None))
+    try:
+        assert os.environ["NODE_ID"] == f"{socket.gethostname()}:8123"
+    finally:
+        os.environ.pop("NODE_ID", None)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -244,3 +262,32 @@ def test_without_redis_tests_are_refused_and_nothing_is_sent(api, org, monkeypat
             429, {"error": "rate_limited"}, "1")
         assert receiver.calls == []
         assert _test(api, sub)[0].status_code == 200  # Redis back: tests run again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tenant_that_keeps_testing_waits_behind_one_that_has_not(settings):
+    """Fairness (issue 35 item 8): with more than half of the node's test places held, an organization that ran a
+    test lately is refused while one that has not still gets in; and the node's places are its own (NODE_ID)."""
+    settings.WEB_WORKERS = 16  # 4 test places on this node
+    settings.NODE_ID = "node-a"
+    settings.PLACES_FAIR_SHARE_SECONDS = 60
+    greedy = [OrganizationFactory(name=f"Greedy {i}") for i in range(3)]
+    measured = OrganizationFactory(name="Measured")
+    with Receiver(status=200) as receiver:
+        subs = [make_subscription(org, url=receiver.url) for org in [*greedy, measured]]
+        # Two of the greedy tenant's organizations hold a test each (running in other processes of this node).
+        holders = [probe._take_places(sub) for sub in subs[:2]]
+        try:
+            # The third has just run one: it waits...
+            assert _test(_client(greedy[2]), subs[2])[0].status_code == 200
+            refused = _test(_client(greedy[2]), subs[2])[0]
+            assert refused.status_code == 429 and refused.json() == {"error": "rate_limited"}
+            assert 1 <= int(refused["Retry-After"]) <= 60
+            # ...the measured one gets in.
+            assert _test(_client(measured), subs[3])[0].status_code == 200
+            # Another node's places are its own.
+            settings.NODE_ID = "node-b"
+            assert _test(_client(greedy[2]), subs[2])[0].status_code == 200
+        finally:
+            for sub, holder in zip(subs, holders, strict=False):
+                counters.release_slots([name for name, _ in probe._slots(sub)], holder, share=probe._share(sub))

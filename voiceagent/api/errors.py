@@ -13,7 +13,9 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from core import dbreach
 from core.errors import DomainError, ValidationFailed, error_body
+from core.sensitive import DEFAULT_KINDS, Policy, redact_text
 
 logger = logging.getLogger("voiceagent.api")
 
@@ -30,7 +32,13 @@ CODES_BY_STATUS = {
     413: "payload_too_large",
     414: "uri_too_long",
     429: "rate_limited",
+    503: "service_unavailable",
 }
+
+
+def unavailable_headers() -> dict:
+    """The headers of a 503 answered because PostgreSQL cannot be reached (core/dbreach.py)."""
+    return {"Retry-After": str(dbreach.RETRY_AFTER_SECONDS)}
 
 
 def is_api_path(path: str) -> bool:
@@ -108,15 +116,30 @@ def _validation_body(exc: ValidationFailed) -> dict:
     """The one place a validation failure becomes its body on the machine interfaces: services and serializers
     report dotted paths (the dashboard shows them beside the field they concern), clients get field names."""
     details = exc.details or {}
-    return ValidationFailed(form_errors=details.get("formErrors"),
-                            field_errors=by_field_name(details.get("fieldErrors") or {})).body()
+    field_errors = {name: [_unechoed(message) for message in messages]
+                    for name, messages in by_field_name(details.get("fieldErrors") or {}).items()}
+    return ValidationFailed(form_errors=[_unechoed(message) for message in details.get("formErrors") or []],
+                            field_errors=field_errors).body()
+
+
+# Some messages quote the value refused ('"x" is not a valid choice.'): a card, government id or bank account
+# number a runtime put in the wrong field is not sent back, nor logged by whoever logs the answer.
+_ECHO_POLICY = Policy(kinds=frozenset(DEFAULT_KINDS))
+
+
+def _unechoed(message):
+    if not isinstance(message, str) or not any(character.isdigit() for character in message):
+        return message
+    return redact_text(message, _ECHO_POLICY)
 
 
 def api_exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER. Knows every failure type; anything unknown is a 500 without a trace. Every answer
     of 500 or more is logged here, whatever raised it (a `DomainError` such as webhooks' UnknownEventType too)."""
     body, status, headers = _render(exc)
-    if status >= 500:
+    if status == 503:
+        logger.warning("API request answered 503: PostgreSQL unreachable (%s)", type(exc).__name__)
+    elif status >= 500:
         logger.error("API error answered %s: %s", status, type(exc).__name__, exc_info=exc)
     return Response(body, status=status, headers=headers)
 
@@ -125,6 +148,8 @@ def _render(exc) -> tuple[dict, int, dict]:
     """(body, status, headers) for one failure."""
     if isinstance(exc, ValidationFailed):
         return _validation_body(exc), exc.status, {}
+    if dbreach.unreachable(exc):
+        return error_body_for_status(503), 503, unavailable_headers()
     if isinstance(exc, DomainError):
         return exc.body(), exc.status, {}
     if isinstance(exc, Http404):

@@ -16,8 +16,14 @@ class HasScope(permissions.BasePermission):
         key = request.auth
         if key is None:
             return False  # DRF turns this into 401 because an authenticator exists
-        # A view may need more than its method says: the audit trail needs `audit` (`read` never grants it).
-        required = getattr(view, "required_scope", None) or required_scope(request.method)
-        if required not in key.scopes:
-            raise InsufficientScope(required)
+        # A view may need more than its method says: the audit trail needs `audit` (`read` never grants it), checked
+        # first; its writes (starting a verification) need `write` as well, as every write does.
+        for required in (getattr(view, "required_scope", None), required_scope(request.method)):
+            if required and required not in key.scopes:
+                raise InsufficientScope(required)
+        # And some need a scope besides those: erasures need `privacy` (checked after the method's, so a read key's
+        # POST is told it lacks `write`).
+        also = getattr(view, "also_required_scope", None)
+        if also and also not in key.scopes:
+            raise InsufficientScope(also)
         return True

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.serializers import StrictInputSerializer, TimestampField
+from core.api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
 from core.api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
@@ -101,7 +101,7 @@ class RotateSecretInput(StrictInputSerializer):
 
 
 class RecoverInput(StrictInputSerializer):
-    since = serializers.DateTimeField(help_text="Re-queue failed deliveries created since then (<= 30 days ago).")
+    since = RangeDateTimeField(help_text="Re-queue failed deliveries created since then (<= 30 days ago).")
 
 
 class AttemptSerializer(serializers.Serializer):
@@ -137,8 +137,8 @@ class RecoverResultSerializer(serializers.Serializer):
 
 class EventFeedParams(ListParams):
     type = serializers.ChoiceField(choices=EVENT_TYPES, required=False)
-    since = serializers.DateTimeField(required=False, help_text="Events created at or after (ISO 8601).")
-    until = serializers.DateTimeField(required=False, help_text="Events created at or before (ISO 8601).")
+    since = RangeDateTimeField(required=False, help_text="Events created at or after (ISO 8601).")
+    until = RangeDateTimeField(required=False, help_text="Events created at or before (ISO 8601).")
     call_id = serializers.UUIDField(required=False, help_text="Only the events of this call.")
 
     def validate(self, attrs):
@@ -176,8 +176,8 @@ class EventTypeSerializer(serializers.Serializer):
 
 
 class ReplayInput(StrictInputSerializer):
-    since = serializers.DateTimeField(help_text="Events created at or after this (ISO 8601, <= 30 days ago).")
-    until = serializers.DateTimeField(required=False, help_text="Events created at or before this (default now).")
+    since = RangeDateTimeField(help_text="Events created at or after this (ISO 8601, <= 30 days ago).")
+    until = RangeDateTimeField(required=False, help_text="Events created at or before this (default now).")
     types = EventTypesField(
         child=serializers.CharField(), required=False, allow_empty=False,
         help_text="Only these types (intersected with the subscription's); no repeats.",

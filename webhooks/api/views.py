@@ -243,8 +243,9 @@ class TestDeliveryView(SubscriptionBaseView):
         "old), and answers with a verdict on what the receiver did. Ids start `evt_test_`. Nothing is retried, "
         "logged as a delivery, or counted toward the subscription's health. The three POSTs share 5 s in all "
         "(`WEBHOOK_TEST_BUDGET_SECONDS`): a receiver that has not answered by then is `unreachable`. 10 tests per "
-        "subscription per minute, 1 at a time per organization, and at most one web worker in four running one: "
-        "over any of these, 429 `rate_limited` with Retry-After and nothing is sent.",
+        "subscription per minute, 1 at a time per organization, at most one web worker in four of a node running "
+        "one, and once more than half of those do, the rest for organizations that have not run one lately: over "
+        "any of these, 429 `rate_limited` with Retry-After and nothing is sent.",
         request=TestDeliveryInput,
         responses={200: envelope(TestDeliveryResultSerializer), **error_responses(400, 403, 404)},
     )

@@ -25,12 +25,13 @@ document.addEventListener("click", async (event) => {
 });
 
 // The e-mail confirmation link carries its code in the fragment, which browsers never send (so no log records it):
-// put it in the form's field, drop it from the address bar, and post it.
+// put it in the form's field and drop it from the address bar. Never post it: the visitor clicks, then sees the
+// address it confirms and clicks again (a link someone else sent must not log anyone in by itself).
 document.addEventListener("DOMContentLoaded", () => {
   const field = document.querySelector("[data-code-from-fragment]");
   const code = decodeURIComponent(window.location.hash.slice(1));
   if (!field || !code) return;
   field.value = code;
   history.replaceState(null, "", window.location.pathname + window.location.search);
-  field.form.requestSubmit();
+  field.form.querySelector("[type=submit]")?.focus();
 });

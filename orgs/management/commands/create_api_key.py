@@ -8,7 +8,9 @@ from orgs.models import ApiKey, Organization
 from orgs.services import api_key_create
 
 SCOPES = {"read": ApiKey.Scope.READ, "read,write": ApiKey.Scope.READ_WRITE, "read,audit": ApiKey.Scope.READ_AUDIT,
-          "read,write,audit": ApiKey.Scope.READ_WRITE_AUDIT}
+          "read,write,audit": ApiKey.Scope.READ_WRITE_AUDIT, "read,privacy": ApiKey.Scope.READ_PRIVACY,
+          "read,write,privacy": ApiKey.Scope.READ_WRITE_PRIVACY, "read,audit,privacy": ApiKey.Scope.READ_AUDIT_PRIVACY,
+          "read,write,audit,privacy": ApiKey.Scope.READ_WRITE_AUDIT_PRIVACY}
 
 
 class Command(BaseCommand):

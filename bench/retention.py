@@ -1,0 +1,168 @@
+"""Retention and erasure (docs/privacy.md#retention-and-erasure), on PostgreSQL:
+
+1. The daily purge over BENCH_RETENTION_CALLS calls (default 1,000,000) of which BENCH_RETENTION_DUE (default 30%)
+   are past the organization's transcripts' days: rows per second, the purge running as production runs it
+   (`manage.py purge_expired_content --org`, its own process), and the runtime's `POST .../complete` p99 measured
+   meanwhile against the same without the purge (goal: within 20%).
+2. The erasure of a caller with 1,000 calls: from the request to `completed` (goal: under 60 s).
+
+Runs in a `voiceagent_bench_retention` database on DATABASE_URL's server, seeded afresh each run (the purge consumes
+its seed). On a small machine set BENCH_RETENTION_CALLS lower; the figures say which size they are for.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from bench.api_reads import _database_url
+
+ROOT = Path(__file__).resolve().parent.parent
+CALLS = int(os.environ.get("BENCH_RETENTION_CALLS", 1_000_000))
+DUE = float(os.environ.get("BENCH_RETENTION_DUE", 0.3))
+ERASURE_CALLS = int(os.environ.get("BENCH_ERASURE_CALLS", 1000))
+TRANSCRIPTS_DAYS = 365
+BASELINE_COMPLETIONS = int(os.environ.get("BENCH_RETENTION_COMPLETIONS", 300))
+CALLER = "+14155550166"
+TRANSCRIPT = [
+    {"speaker": "agent", "text": "Thanks for calling, how can I help?", "offset_seconds": 0},
+    {"speaker": "caller", "text": "I'd like two pepperoni pizzas for pickup, my name is Jordan.", "offset_seconds": 3},
+    {"speaker": "agent", "text": "They will be ready in about 25 minutes.", "offset_seconds": 9},
+]
+
+
+def _p(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _seed(org_name: str):
+    from django.db import connection
+    from django.utils import timezone
+
+    from orgs.models import Organization
+    from orgs.services import organization_create
+    from privacy.services import retention_update
+    from tests.support.bulk_calls import insert_calls
+
+    Organization.objects.filter(name__startswith=org_name).delete()
+    org, _ = organization_create(name=org_name, admin_email=f"{uuid.uuid4().hex[:8]}@bench.example",
+                                 admin_password=None)
+    retention_update(org=org, recordings_days=None, transcripts_days=TRANSCRIPTS_DAYS)
+    # The newest call is placed so that, now, the oldest DUE share started more than TRANSCRIPTS_DAYS ago.
+    newest = timezone.now() - timedelta(days=TRANSCRIPTS_DAYS) + timedelta(seconds=int(CALLS * (1 - DUE)))
+    started = time.perf_counter()
+    insert_calls(org.pk, CALLS, newest=newest, transcript=TRANSCRIPT, caller_name="Jordan",
+                 quality_checks=[{"name": "Ready time", "verdict": "pass", "evidence": ["about 25 minutes"],
+                                  "gap_type": None, "verification": "verified"}],
+                 unanswered_questions=["Is the patio heated?"])
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE calls_call")
+    print(f"  seeded {CALLS:,} calls in {time.perf_counter() - started:.0f} s", flush=True)
+    return org
+
+
+def _completions(org, stop: threading.Event | None, count: int) -> list[float]:
+    """Runtime call starts and completions in a loop (through the real view and token check): each completion's
+    seconds. Until `stop` is set, or `count` of them."""
+    from django.conf import settings
+    from django.db import close_old_connections
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {settings.AGENT_RUNTIME_TOKEN}")
+    prefix = f"/internal/agent/v1/orgs/{org.pk}/calls"
+    samples = []
+    while (stop is None and len(samples) < count) or (stop is not None and not stop.is_set()):
+        call_id = f"bench-{uuid.uuid4().hex}"
+        client.post(prefix, {"call_id": call_id, "started_at": "2026-11-20T12:00:00Z",
+                             "from_number": "+14155550100"}, format="json")
+        body = {"ended_at": "2026-11-20T12:01:35Z", "classification": "real_engagement", "summary": "A question.",
+                "outcome": "info", "transcript": TRANSCRIPT, "quality_checks": []}
+        started = time.perf_counter()
+        response = client.post(f"{prefix}/{call_id}/complete", body, format="json")
+        samples.append(time.perf_counter() - started)
+        assert response.status_code in (200, 201), response.content
+    close_old_connections()
+    return samples
+
+
+def _purge_bench(org):
+    from calls.models import Call
+
+    due = Call.objects.filter(organization=org, content_deleted_at__isnull=True,
+                              started_at__lt=_cutoff()).count()
+    baseline = _completions(org, None, BASELINE_COMPLETIONS)
+    stop = threading.Event()
+    during: list[float] = []
+    worker = threading.Thread(target=lambda: during.extend(_completions(org, stop, 0)))
+    worker.start()
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "manage.py", "purge_expired_content", "--org", str(org.pk)],  # noqa: S603
+                          cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"},
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    stop.set()
+    worker.join()
+    assert done.returncode == 0, done.stderr
+    deleted = Call.objects.filter(organization=org, content_deleted_reason="retention").count()
+    print(f"  purge: {deleted:,} of {CALLS:,} calls ({due:,} due) in {elapsed:.1f} s: "
+          f"{deleted / elapsed:,.0f} calls/s", flush=True)
+    base_p99, during_p99 = _p(baseline, 0.99), _p(during, 0.99)
+    print(f"  complete: p50 {_p(baseline, 0.5):.1f} ms, p99 {base_p99:.1f} ms without the purge ({len(baseline)}); "
+          f"p50 {_p(during, 0.5):.1f} ms, p99 {during_p99:.1f} ms during it ({len(during)}): "
+          f"{(during_p99 / base_p99 - 1) * 100:+.0f}% (goal: within +20%)", flush=True)
+    rerun = subprocess.run([sys.executable, "manage.py", "purge_expired_content", "--org", str(org.pk)],  # noqa: S603
+                           cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"},
+                           capture_output=True, text=True)
+    print(f"  a second run: {rerun.stdout.strip().splitlines()[-1]}", flush=True)
+
+
+def _cutoff():
+    from django.utils import timezone
+
+    return timezone.now() - timedelta(days=TRANSCRIPTS_DAYS)
+
+
+def _erasure_bench():
+    from django.utils import timezone
+
+    from contacts.models import Contact
+    from orgs.models import Organization
+    from orgs.services import organization_create
+    from privacy.services import erasure_request_create, erasure_run
+    from tests.support.bulk_calls import insert_calls
+
+    name = "Retention Bench Erasure"
+    Organization.objects.filter(name=name).delete()
+    org, _ = organization_create(name=name, admin_email=f"{uuid.uuid4().hex[:8]}@bench.example", admin_password=None)
+    insert_calls(org.pk, 50_000, newest=timezone.now(), transcript=TRANSCRIPT, from_number="+14155550100")
+    insert_calls(org.pk, ERASURE_CALLS, newest=timezone.now(), transcript=TRANSCRIPT, from_number=CALLER)
+    Contact.objects.create(organization=org, phone_number=CALLER, phone_digits=CALLER[1:], name="Jordan",
+                           source="inbound_call")
+    started = time.perf_counter()
+    request = erasure_request_create(org=org, phone_number=CALLER, suppress=True)
+    request = erasure_run(request_id=request.pk)
+    elapsed = time.perf_counter() - started
+    print(f"  erasure of a caller with {request.counts['calls']:,} calls (beside 50,000 others): {elapsed:.1f} s "
+          f"(goal: under 60 s), status {request.status}", flush=True)
+
+
+def main():
+    os.environ["DATABASE_URL"] = _database_url(os.environ.get("BENCH_RETENTION_DB", "voiceagent_bench_retention"))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    print(f"retention: {CALLS:,} calls, {DUE:.0%} due", flush=True)
+    org = _seed("Retention Bench")
+    _purge_bench(org)
+    _erasure_bench()
