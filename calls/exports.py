@@ -26,6 +26,12 @@ def _handled_by(values: tuple) -> dict | None:
     return None
 
 
+def _redaction(stored: dict) -> dict:
+    """The list's `redaction` object, its keys in the list's order (PostgreSQL's jsonb keeps them in its own)."""
+    return {"detector_version": stored.get("detector_version"), "counts": stored.get("counts", {}),
+            "recording_withheld": stored.get("recording_withheld", False)}
+
+
 _HANDLED = {
     "handled": Column("handled", source="handled_at", render=lambda when: when is not None),
     "handled_by": Column("handled_by", source=("handled_by_id", "handled_by__email", "handled_by_key_id",
@@ -50,8 +56,9 @@ def _call_columns() -> list[Column]:
     return _columns(
         "id", "location_id", "contact_id", "started_at", "ended_at", "duration_seconds", "direction", "from_number",
         "disposition", "classification", "scorable", "score", "summary", "outcome", "outcome_tags", "trail",
-        "has_recording", "order_status", "status", "content_deleted_at", "content_deleted_reason",
+        "has_recording", "order_status", "status", "redaction", "content_deleted_at", "content_deleted_reason",
         has_recording=Column("has_recording", source=Exists(Recording.objects.filter(call=OuterRef("pk")))),
+        redaction=Column("redaction", render=_redaction),
         order_status=Column("order_status", source=Subquery(
             Order.objects.filter(call=OuterRef("pk")).values("status")[:1])),
     )

@@ -1,6 +1,6 @@
 """/v1/privacy/redaction: the organization's redaction policy (orgs.redaction). Thin: validate, call, render."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 
 from core.api.docs import envelope, error_responses
@@ -25,9 +25,13 @@ class RedactionPolicySerializer(serializers.Serializer):
     )
 
 
+@extend_schema_field({"type": "array", "items": {"type": "string", "enum": list(KINDS)}, "maxItems": len(KINDS) * 4})
+class _KindsInput(serializers.ListField):
+    """Any strings here (the service names every unknown kind at once, under `kinds`); the schema states the kinds."""
+
+
 class RedactionPolicyInput(StrictInputSerializer):
-    kinds = serializers.ListField(child=serializers.CharField(max_length=64), max_length=len(KINDS) * 4,
-                                  required=False)
+    kinds = _KindsInput(child=serializers.CharField(max_length=64), max_length=len(KINDS) * 4, required=False)
     keep_recordings_with_sensitive_data = serializers.BooleanField(required=False)
 
 

@@ -1,5 +1,6 @@
 """Shapes of /v1/privacy (docs/privacy.md#retention-and-erasure)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.serializers import StrictInputSerializer, TimestampField
@@ -24,12 +25,23 @@ class RetentionSerializer(serializers.Serializer):
                                             "location's calls.")
 
 
+_DAYS_SCHEMA = {"type": ["integer", "null"], "minimum": MIN_DAYS, "maximum": MAX_DAYS}
+
+
+@extend_schema_field({"type": "array", "items": {
+    "type": "object", "required": ["location_id"], "additionalProperties": False,
+    "properties": {"location_id": {"type": "string", "format": "uuid"}, "recordings_days": _DAYS_SCHEMA,
+                   "transcripts_days": _DAYS_SCHEMA}}})
+class _LocationsInput(serializers.ListField):
+    """Objects checked by the service (every problem at once, under `locations`); the schema states their shape."""
+
+
 class RetentionInputSerializer(StrictInputSerializer):
     # Ranges are the service's to check (one message, the same from the dashboard); the types are checked here.
     recordings_days = serializers.IntegerField(allow_null=True, required=False)
     transcripts_days = serializers.IntegerField(allow_null=True, required=False)
-    locations = serializers.ListField(child=serializers.DictField(), required=False,
-                                      help_text="Replaces every location's entry.")
+    locations = _LocationsInput(child=serializers.DictField(), required=False,
+                                help_text="Replaces every location's entry.")
 
 
 class ErasureRequestInputSerializer(StrictInputSerializer):

@@ -18,9 +18,9 @@ def _generate_calls(org, count: int) -> None:
         cursor.execute(
             """INSERT INTO calls_call (id, organization_id, created_at, updated_at, runtime_call_id, status,
                    started_at, direction, scorable, outcome_tags, trail, transcript, quality_checks, facts_used,
-                   unanswered_questions, fields)
+                   unanswered_questions, redaction, fields)
                SELECT gen_random_uuid(), %s, now(), now(), 'gen-' || n, 'completed',
-                   now() - make_interval(secs => n), 'inbound', true, '[]', '[]', '[]', '[]', '[]', '[]',
+                   now() - make_interval(secs => n), 'inbound', true, '[]', '[]', '[]', '[]', '[]', '[]', '{}',
                    jsonb_build_object('party_size', jsonb_build_object(
                        'label', 'Party size', 'type', 'number', 'value', n %% 1000 + 1,
                        'evidence', null, 'evidence_verified', false))

@@ -9,6 +9,7 @@ from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Event
+from webhooks.ssrf import masked_url
 
 from .conftest import logged_in
 
@@ -40,22 +41,24 @@ def test_a_location_manager_sees_their_locations_events_and_their_subscriptions_
     manager_client, org, places
 ):
     l1, _ = places
-    theirs = make_subscription(org, url="https://hooks.example.com/downtown", events=("call.ended",),
+    theirs = make_subscription(org, url="https://downtown.example.com/in", events=("call.ended",),
                                location_ids=[l1.id])
-    whole = make_subscription(org, url="https://hooks.example.com/everything", events=("call.ended",
+    whole = make_subscription(org, url="https://everything.example.com/in", events=("call.ended",
                                                                                        "contact.created"))
     at_l1, at_l2, nowhere = _calls(org, places)
     html = manager_client.get("/events/").content.decode()
     shown = {e.id for e in Event.objects.all() if e.id in html}
     assert shown == set(Event.objects.filter(location_id=l1.id).values_list("id", flat=True)) and len(shown) == 2
-    assert theirs.url in html and whole.url not in html
+    # A location manager is no admin: a subscription's URL shows only its scheme and host (webhooks.ssrf.masked_url).
+    assert masked_url(theirs.url) in html and theirs.url not in html and masked_url(whole.url) not in html
     assert "Not sent to a subscription of your locations" in html  # contact.created went to `whole` alone
     for call in (at_l2, nowhere):
         assert manager_client.get("/events/", {"call": str(call.pk)}).content.decode().count(
             'data-testid="event-row"') == 0
         assert manager_client.get(f"/calls/{call.pk}").status_code == 404
     page = manager_client.get(f"/calls/{at_l1.pk}").content.decode()
-    assert 'data-testid="sent-panel"' in page and theirs.url in page and whole.url not in page
+    assert 'data-testid="sent-panel"' in page and masked_url(theirs.url) in page
+    assert theirs.url not in page and masked_url(whole.url) not in page
 
 
 def test_the_call_pages_hint_follows_the_calls_location(admin_client, org, places):

@@ -11,6 +11,7 @@ from tests.support.receiver import Receiver
 from tests.webhooks.helpers import make_subscription
 from webhooks.models import Delivery
 from webhooks.services import emit
+from webhooks.ssrf import masked_url
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,8 @@ def test_the_events_page_shows_bodies_and_deliveries_of_this_org_only(member_cli
     html = page.content.decode()
     assert mine.id in html and unsent.id in html and theirs.id not in html
     assert "Pizza &lt;b&gt;for&lt;/b&gt; two" in html  # the body is escaped
-    assert sub.url in html and "Not sent: no enabled subscription received contact.created" in html
+    assert masked_url(sub.url) in html and sub.url not in html  # a member sees where events go, not the whole URL
+    assert "Not sent: no enabled subscription received contact.created" in html
     filtered = member_client.get("/events/", {"type": "contact.created"}).content.decode()
     assert unsent.id in filtered and mine.id not in filtered
     bad = member_client.get("/events/", {"call": "nope"})

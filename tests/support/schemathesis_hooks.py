@@ -27,10 +27,16 @@ SEMANTIC_REFUSALS = {
     "destination_phone": (r"Enter a valid phone number", r"Required when destination_type", r"Must be null when"),
     "destination_team_member_id": (r"Required when destination_type", r"Must be null when"),
     "url": (r"Enter a valid URL", r"The host resolves to", r"The URL must", r"Enter a valid https:// URL"),
-    "since": (r"Must be within the last", r"Must not be in the future"),
+    # A date-time's years are 2000 to 2100 (docs/api.md#limits): JSON Schema's `format` has no bounds.
+    "since": (r"Must be within the last", r"Must not be in the future",
+              r"Enter a date from 2000-01-01 to 2100-12-31\."),
     "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before",
+              r"Enter a date from 2000-01-01 to 2100-12-31\.",
               r"until must not be before since\.", r"The range may span at most \d+ days\."),  # analytics' range
     "location_ids": (r"Not a location of this organization: ",),  # ids of no location of the key's organization
+    # retention's per-location entries: a location of the organization, each listed once
+    "locations": (r"Item \d+: location_id: Not a location of this organization\.",
+                  r"Item \d+: location_id: This location is listed twice\."),
     # A call field's choices against its type, the stored one for a PATCH (the create body's schema states it).
     "choices": (r"Only an enum field has choices\.", r"An enum field needs 1 to 50 choices\."),
     "timezone": (r"Enter a valid IANA time zone",),  # a name the tz database does not have
