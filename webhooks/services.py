@@ -32,15 +32,12 @@ from core.timefmt import iso_ms
 from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden
 
-from . import (
-    crypto,
-    quotas,
-    tasks,  # the module: tasks imports the sender, which imports this one
-)
+from . import crypto, quotas
 from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import masked_url, validate_url
+from .tasks import publisher
 
 __all__ = [
     "emit",
@@ -74,43 +71,34 @@ def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -
     return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_id=None) -> Event:  # noqa: A002
+def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the spec's field name
     """Writes the event and its deliveries in the current transaction; enqueues them after commit.
 
-    `type` must be one of EVENT_TYPES (UnknownEventType otherwise: a bug in the caller). `data` is
+    `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
     serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
     manager's change is still delivered to the organization-wide subscriptions). The privacy events also go to
-    every subscription that received what they ask to delete (catalog.AUDIENCE). `exclude_subscription_id` gets
-    none (an operational event about a failing endpoint never goes to that endpoint).
-
-    An event about a call gets the call's next `sequence` in its data (CallEventSequence, under that row's lock
-    until the caller's transaction ends, so the numbers follow the commit order of the call's events).
+    every subscription that received what they ask to delete (catalog.AUDIENCE).
     """
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
     now = timezone.now()
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = Event.new_id()
-    call_id = _call_id(type, data)
+    payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
     due = dbclock.now()
     with transaction.atomic():
-        if call_id is not None:
-            data = {**data, "sequence": _next_sequence(call_id)}
-        payload = envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data)
         event = Event.objects.create(
             id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at, payload=payload,
-            call_id=call_id, location_id=location_id,
+            call_id=_call_id(type, data), location_id=location_id,
         )
         listing = Q(events__contains=[type])
         for implied in AUDIENCE.get(type, ()):
             listing |= Q(events__contains=[implied])
         covering = Q() if type in EVERY_LOCATION else Subscription.covering(location_id)
         subscriptions = Subscription.objects.filter(covering, listing, organization_id=org.pk, enabled=True)
-        if exclude_subscription_id is not None:
-            subscriptions = subscriptions.exclude(pk=exclude_subscription_id)
         deliveries = Delivery.objects.bulk_create(
             [
                 # Due now on PostgreSQL's clock, which the claim reads, whatever this node's says.
@@ -118,29 +106,13 @@ def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_i
                 for pk in subscriptions.values_list("pk", flat=True)
             ]
         )
-        tasks.publisher.publish_on_commit([delivery.pk for delivery in deliveries])
+        publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return event
-
-
-_NEXT_SEQUENCE_SQL = """
-    INSERT INTO webhooks_calleventsequence AS s (call_id, last) VALUES (%s, 1)
-    ON CONFLICT (call_id) DO UPDATE SET last = s.last + 1
-    RETURNING s.last
-"""
-
-
-def _next_sequence(call_id: uuid.UUID) -> int:
-    """The call's next event number; the row stays locked until the caller's transaction ends."""
-    with connection.cursor() as cursor:
-        cursor.execute(_NEXT_SEQUENCE_SQL, [call_id])
-        return cursor.fetchone()[0]
 
 
 def tombstone_data(data: dict, *, reason: str) -> dict:
     """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
     ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
-    if "sequence" in data:  # the call's event number is no content: a receiver still orders by it
-        ids["sequence"] = data["sequence"]
     return {**ids, "content_deleted": True, "content_deleted_reason": reason}
 
 
@@ -447,7 +419,7 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
     )
     if not updated:
         raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
-    tasks.publisher.publish_on_commit([delivery.pk])
+    publisher.publish_on_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
 
@@ -471,7 +443,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     count = failed.count()
     quotas.take_replay_quota(subscription=locked, kind="recover", count=count)
     ids = _requeue_failed(subscription=locked, since=since, now=now)
-    tasks.publisher.publish_on_commit(ids)
+    publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
                  target_label=masked_url(subscription.url),
                  changes={"since": [None, since], "requeued": [None, len(ids)]})
