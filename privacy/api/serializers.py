@@ -36,10 +36,15 @@ class _LocationsInput(serializers.ListField):
     """Objects checked by the service (every problem at once, under `locations`); the schema states their shape."""
 
 
+@extend_schema_field(_DAYS_SCHEMA)
+class _DaysInput(serializers.IntegerField):
+    """Any integer here (the service's one message for a range, the same from the dashboard); the schema states it."""
+
+
 class RetentionInputSerializer(StrictInputSerializer):
     # Ranges are the service's to check (one message, the same from the dashboard); the types are checked here.
-    recordings_days = serializers.IntegerField(allow_null=True, required=False)
-    transcripts_days = serializers.IntegerField(allow_null=True, required=False)
+    recordings_days = _DaysInput(allow_null=True, required=False)
+    transcripts_days = _DaysInput(allow_null=True, required=False)
     locations = _LocationsInput(child=serializers.DictField(), required=False,
                                 help_text="Replaces every location's entry.")
 
