@@ -25,13 +25,14 @@ class RetentionSerializer(serializers.Serializer):
                                             "location's calls.")
 
 
-_DAYS_SCHEMA = {"type": ["integer", "null"], "minimum": MIN_DAYS, "maximum": MAX_DAYS}
+_DAYS_SCHEMA = {"type": "integer", "minimum": MIN_DAYS, "maximum": MAX_DAYS}  # allow_null adds null where it is used
+_NULLABLE_DAYS_SCHEMA = {**_DAYS_SCHEMA, "type": ["integer", "null"]}
 
 
 @extend_schema_field({"type": "array", "items": {
     "type": "object", "required": ["location_id"], "additionalProperties": False,
-    "properties": {"location_id": {"type": "string", "format": "uuid"}, "recordings_days": _DAYS_SCHEMA,
-                   "transcripts_days": _DAYS_SCHEMA}}})
+    "properties": {"location_id": {"type": "string", "format": "uuid"}, "recordings_days": _NULLABLE_DAYS_SCHEMA,
+                   "transcripts_days": _NULLABLE_DAYS_SCHEMA}}})
 class _LocationsInput(serializers.ListField):
     """Objects checked by the service (every problem at once, under `locations`); the schema states their shape."""
 
