@@ -12,21 +12,24 @@ app = Celery("voiceagent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-_restore_unacked_once = kombu_redis.QoS.restore_unacked_once
+def _only_on_an_open_channel(method):
+    """kombu 5.7's Redis QoS acknowledges, rejects and gives back unacknowledged messages through the channel they
+    came on, even once that channel's connection is closed (`channel.connection` is None, its pool gone): the
+    AttributeError stopped the worker for good ("Unrecoverable error") whenever Redis went away under a task, a
+    killed Sentinel primary included (a task finishing after the reconnect acks through the dead channel). Such a
+    message stays in Redis's unacked set and comes back after the visibility timeout (every task is idempotent, and
+    the outboxes' sweeps republish their due rows long before); the worker reconnects (to the new primary, behind
+    Sentinel) and carries on."""
+
+    def guarded(self, *args, **kwargs):
+        if self.channel.connection is None:
+            logging.getLogger("voiceagent.celery").warning(
+                "broker connection lost: %s of its messages left to the visibility timeout", method.__name__)
+            return None
+        return method(self, *args, **kwargs)
+
+    return guarded
 
 
-def _restore_unacked_once_or_leave_them(self, stderr=None):
-    """kombu 5.7 gives a lost connection's unacknowledged messages back through that connection once it is closed
-    (its pool is gone): the AttributeError stopped the worker for good ("Unrecoverable error") whenever Redis went
-    away under a task, a killed Sentinel primary included. Left in Redis's unacked set, the messages come back after
-    the visibility timeout, and every outbox's sweep republishes its due rows long before; the worker reconnects
-    (to the new primary, behind Sentinel) and carries on."""
-    try:
-        return _restore_unacked_once(self, stderr)
-    except AttributeError:
-        logging.getLogger("voiceagent.celery").warning(
-            "broker connection lost with unacknowledged messages; they are left to the visibility timeout"
-        )
-
-
-kombu_redis.QoS.restore_unacked_once = _restore_unacked_once_or_leave_them
+for _name in ("ack", "reject", "restore_unacked_once"):
+    setattr(kombu_redis.QoS, _name, _only_on_an_open_channel(getattr(kombu_redis.QoS, _name)))
