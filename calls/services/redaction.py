@@ -43,14 +43,7 @@ def call_redact_stored(*, call_id, org: Organization) -> bool:
         transcript, scan = redacting.redact_transcript(redactor, call.transcript or [])
         changed = transcript != call.transcript
         checks = redacting.redact_checks(scan, call.quality_checks or [])
-        fields = {}
-        for name, entry in (call.fields or {}).items():
-            entry = dict(entry)
-            if isinstance(entry.get("value"), str):
-                entry["value"] = redactor.text(entry["value"])
-            if isinstance(entry.get("evidence"), str):
-                entry["evidence"] = scan.quote(entry["evidence"])
-            fields[name] = entry
+        fields = redacting.redact_fields(redactor, scan, call.fields or {})
         summary = redactor.text(call.summary)
         questions = [redactor.text(question) for question in call.unanswered_questions or []]
         changed = changed or (checks, fields, summary, questions) != (

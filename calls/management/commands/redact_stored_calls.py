@@ -6,7 +6,6 @@ interrupted run simply starts again) and idempotent (a second run changes nothin
 """
 
 import sys
-import uuid
 from datetime import UTC, datetime, time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -15,7 +14,9 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from calls.models import Call
 from calls.services.redaction import call_redact_stored
+from core.errors import NotFound
 from core.sensitive import DETECTOR_VERSION
+from core.tenancy import get_or_not_found
 from orgs.models import Organization
 
 
@@ -39,9 +40,10 @@ class Command(BaseCommand):
     def handle(self, *args, org=None, since=None, batch_size=200, **options):
         calls = Call.objects.exclude(redaction__detector_version=DETECTOR_VERSION)
         if org:
-            if not _is_uuid(org) or not Organization.objects.filter(pk=org).exists():
-                raise CommandError(f"--org: no organization {org!r}")
-            calls = calls.filter(organization_id=org)
+            try:
+                calls = calls.filter(organization=get_or_not_found(Organization, org))
+            except NotFound:
+                raise CommandError(f"--org: no organization {org!r}") from None
         if since:
             calls = calls.filter(started_at__gte=_since(since))
         total = calls.count()
@@ -75,10 +77,3 @@ class Command(BaseCommand):
         if not end:
             sys.stderr.flush()
 
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True

@@ -1,10 +1,11 @@
 """`manage.py purge_expired_content [--org ID]`: the daily retention purge, at once (operators, drills)."""
 
 import json
-import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import NotFound
+from core.tenancy import get_or_not_found
 from orgs.models import Organization
 from privacy.services import retention_purge
 
@@ -18,17 +19,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         orgs = Organization.objects.order_by("pk")
         if options["org"]:
-            orgs = orgs.filter(pk=options["org"]) if _is_uuid(options["org"]) else orgs.none()
-            if not orgs.exists():
-                raise CommandError(f"No organization {options['org']}.")
+            try:
+                orgs = [get_or_not_found(Organization, options["org"])]
+            except NotFound:
+                raise CommandError(f"No organization {options['org']}.") from None
         for org in orgs:
             result = retention_purge(org=org)
             self.stdout.write(json.dumps({"organization_id": str(org.pk), **result}))
 
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
