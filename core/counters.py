@@ -514,7 +514,7 @@ def mark_once(name: str, *, ttl: float) -> bool | None:
     if not _redis_ok():
         return None
     try:
-        return bool(_client().set(_name(name), "1", nx=True, px=int(ttl * 1000)))
+        return claim(name, "1", ttl=ttl)
     except (RedisError, OSError) as exc:
         _down(exc)
         return None
