@@ -8,9 +8,8 @@ Driven: calls through the runtime API (each completion a `call.ended` webhook to
 signature and counts attempts in flight), recordings uploaded through one node and played through the other,
 CSV exports and test deliveries through both nodes; the Redis primary failed over mid-run and a worker killed.
 
-Pieces another change brings (PgBouncer's `DATABASE_POOLING`, S3 recordings' `RECORDINGS_STORAGE_URL`, from
-scripts/pgbouncer.py and scripts/s3server.py) are used when present; until then the drill says "TODO" for them and
-runs the rest.
+PgBouncer and the S3-compatible server are scripts/pgbouncer.py's and scripts/s3server.py's; only a worker's clock
+ahead depends on the machine (Debian's faketime: the drill says "TODO" without it and runs the rest).
 """
 
 import os
@@ -32,6 +31,8 @@ import requests
 from standardwebhooks import Webhook
 
 from calls.models import Call
+from scripts.pgbouncer import PgBouncer
+from scripts.s3server import S3Server
 from tests.calls.conftest import T0, completion, iso
 from tests.support import celery_worker
 from tests.support.beat import BeatProcess
@@ -39,16 +40,6 @@ from tests.support.bulk_calls import insert_calls
 from tests.support.cluster import SentinelGroup
 from tests.support.waiting import listening, wait_until
 from webhooks.models import Event
-
-try:  # brought by the PgBouncer change (issue 38 item 4)
-    from scripts.pgbouncer import PgBouncer
-    from scripts.pgbouncer import executable as pgbouncer_executable
-except ImportError:  # pragma: no cover - until it lands
-    PgBouncer = pgbouncer_executable = None
-try:  # brought by the S3 recordings change (issue 38 item 1)
-    from scripts.s3server import S3Server
-except ImportError:  # pragma: no cover - until it lands
-    S3Server = None
 
 pytestmark = [pytest.mark.cluster, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900),
               pytest.mark.xdist_group("cluster")]
@@ -196,24 +187,17 @@ def test_the_cluster_drill(org, admin, api, settings):  # noqa: C901 - one drill
     stack.append(redis_group)
     env.update(redis_group.env())
     try:
-        # PostgreSQL through PgBouncer in transaction mode, when the pooling change is there.
-        if PgBouncer is not None and pgbouncer_executable() and hasattr(settings, "DATABASE_POOLING"):
-            parts = urlsplit(os.environ["DATABASE_URL"])
-            pooler = PgBouncer((parts.hostname or "127.0.0.1", parts.port or 5432), user=parts.username or "postgres")
-            pooler.__enter__()
-            stack.append(pooler)
-            env["DATABASE_URL"] = pooler.url(celery_worker.test_database_url().rsplit("/", 1)[1])
-            env["DATABASE_POOLING"] = "transaction"
-        else:
-            todo.append("PgBouncer in transaction mode: needs DATABASE_POOLING and scripts/pgbouncer.py (item 4)")
-        s3 = None
-        if S3Server is not None:
-            s3 = S3Server(bucket="drill-recordings")
-            s3.__enter__()
-            stack.append(s3)
-            env.update(s3.env())
-        else:
-            todo.append("recordings in S3: needs RECORDINGS_STORAGE_URL and scripts/s3server.py (item 1)")
+        # PostgreSQL through PgBouncer in transaction mode; recordings in the S3-compatible server.
+        parts = urlsplit(os.environ["DATABASE_URL"])
+        pooler = PgBouncer((parts.hostname or "127.0.0.1", parts.port or 5432), user=parts.username or "postgres")
+        pooler.__enter__()
+        stack.append(pooler)
+        env["DATABASE_URL"] = pooler.url(celery_worker.test_database_url().rsplit("/", 1)[1])
+        env["DATABASE_POOLING"] = "transaction"
+        s3 = S3Server(bucket="drill-recordings")
+        s3.__enter__()
+        stack.append(s3)
+        env.update(s3.env())
 
         receiver = VerifyingReceiver()
         stack.append(receiver)
@@ -315,20 +299,18 @@ def test_the_cluster_drill(org, admin, api, settings):  # noqa: C901 - one drill
             verdicts.append(probe.json().get("data", {}).get("verdict") if probe.status_code == 200 else None)
 
         # Recordings uploaded through node 1, played through node 2.
-        recording_404s = None
-        if s3 is not None:
-            recording_404s = 0
-            for n in range(5):
-                upload = requests.put(f"http://127.0.0.1:{nodes[0].port}/internal/agent/v1/orgs/{org.id}/calls/"
-                                      f"drill-{n}/recording?duration_seconds=3", data=b"RIFF....WAVEfmt drill",
-                                      headers={**runtime_headers, "Content-Type": "audio/wav"}, timeout=60)
-                statuses[upload.status_code] += 1
-                call_pk = Call.objects.get(organization=org, runtime_call_id=f"drill-{n}").id
-                link = requests.get(f"http://127.0.0.1:{nodes[1].port}/v1/calls/{call_pk}/recording",
-                                    headers={"Authorization": key}, timeout=60)
-                url = link.json().get("data", {}).get("url") if link.status_code == 200 else None
-                played = requests.get(url, timeout=60) if url else link
-                recording_404s += played.status_code == 404
+        recording_404s = 0
+        for n in range(5):
+            upload = requests.put(f"http://127.0.0.1:{nodes[0].port}/internal/agent/v1/orgs/{org.id}/calls/"
+                                  f"drill-{n}/recording?duration_seconds=3", data=b"RIFF....WAVEfmt drill",
+                                  headers={**runtime_headers, "Content-Type": "audio/wav"}, timeout=60)
+            statuses[upload.status_code] += 1
+            call_pk = Call.objects.get(organization=org, runtime_call_id=f"drill-{n}").id
+            link = requests.get(f"http://127.0.0.1:{nodes[1].port}/v1/calls/{call_pk}/recording",
+                                headers={"Authorization": key}, timeout=60)
+            url = link.json().get("data", {}).get("url") if link.status_code == 200 else None
+            played = requests.get(url, timeout=60) if url else link
+            recording_404s += played.status_code == 404
 
         # Every event delivered to both subscriptions (the killed worker's leases expire; the sweep carries on).
         events = set(Event.objects.filter(organization=org, type="call.ended").values_list("id", flat=True))
@@ -353,7 +335,7 @@ def test_the_cluster_drill(org, admin, api, settings):  # noqa: C901 - one drill
             "test deliveries' verdicts": verdicts,
             "5xx answers": sum(n for code, n in statuses.items() if code >= 500),
             "answers": dict(sorted(statuses.items())),
-            "recording 404s": "TODO (no S3 server)" if recording_404s is None else recording_404s,
+            "recording 404s": recording_404s,
             "periodic runs per period (max)": max(periods.values(), default=0),
             "periods published": len(periods),
             "exports through both nodes at once answered 200 (cap: 1 per org)": export_codes.count(200),
@@ -372,7 +354,7 @@ def test_the_cluster_drill(org, admin, api, settings):  # noqa: C901 - one drill
         assert not receiver.invalid & events
         assert verdicts == ["verifies_signatures"] * 2
         assert report["5xx answers"] == 0, statuses
-        assert recording_404s in (None, 0)
+        assert recording_404s == 0
         assert periods and max(periods.values()) == 1, [p for p, n in periods.items() if n > 1]
         assert export_codes.count(200) <= settings.EXPORTS_PER_ORG_AT_ONCE and not set(export_codes) - {200, 429}
         assert busiest <= 1.05 * 5 * RATE_CAP
