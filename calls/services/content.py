@@ -24,7 +24,7 @@ from django.utils import timezone
 from audit import services as audit
 from notifications.models import EmailNotification
 from orgs.models import Organization
-from webhooks.services import emit, events_tombstone
+from webhooks.services import emit_many, events_tombstone
 
 from ..models import Call, ContentDeletedReason, Message, Order, Recording
 
@@ -122,13 +122,13 @@ def calls_content_delete(
                         recording.file.storage.delete(recording.file.name)
         if deleted:
             events_tombstone(org=org, call_ids=list(deleted), reason=reason)
-        for pk, gone in deleted.items():
-            call = calls[pk]
-            emit(org=org, type="call.content_deleted", location_id=call.location_id, data={
-                "call_id": str(pk), "location_id": str(call.location_id) if call.location_id else None,
-                "parts": gone, "reason": reason,
-            })
-            if audit_each:
+            emit_many(org=org, type="call.content_deleted", items=[
+                ({"call_id": str(pk), "location_id": str(calls[pk].location_id) if calls[pk].location_id else None,
+                  "parts": gone, "reason": reason}, calls[pk].location_id)
+                for pk, gone in deleted.items()
+            ])
+        if audit_each:
+            for pk, gone in deleted.items():
                 audit.record(org=org, action="call.content_deleted", target_type="call", target_id=pk,
                              target_label=f"call {pk}", changes={"parts": [None, gone], "reason": [None, reason]})
     return deleted
