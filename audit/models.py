@@ -16,7 +16,7 @@ GENESIS_HASH = "0" * 64
 
 class AuditEventQuerySet(models.QuerySet):
     def for_org(self, org):
-        # The trail is the whole organization's: nothing of it within a location scope (core.tenancy.scoped).
+        # The trail is the whole organization's: nothing of it within a location scope (orgs.tenancy.scoped).
         if getattr(org, "scope_location_ids", None) is not None:
             return self.none()
         return self.filter(organization_id=org.pk)

@@ -11,8 +11,8 @@ from datetime import date, datetime, timedelta
 from django.db import connection
 from django.utils import timezone
 
-from core.tenancy import location_ids_of
 from orgs.models import Organization
+from orgs.tenancy import location_ids_of
 
 GROUPINGS = ("day", "week", "location", "outcome")
 MAX_DAYS = 400

@@ -8,8 +8,8 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from core.errors import NotFound
-from core.tenancy import get_for_org
 from orgs.models import Organization
+from orgs.tenancy import get_for_org
 
 from . import search
 from .call_fields import call_field_filter

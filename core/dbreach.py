@@ -1,6 +1,6 @@
 """Whether a database failure means "PostgreSQL cannot be reached right now" (a restart, a failover, a pooler with no
 server): the request could not be served by this node at this moment and may be retried in a moment, so it answers
-503 with `Retry-After` rather than 500 (voiceagent/api/errors.py, voiceagent/middleware.py, the 500 handler).
+503 with `Retry-After` rather than 500 (api/errors.py, voiceagent/middleware.py, the 500 handler).
 
 Only connection-level failures count: no connection could be made (no SQLSTATE), the connection broke (class 08,
 and PgBouncer reports its own failures as 08P01), the server is shutting down or starting up (57P01 - 57P03), or it

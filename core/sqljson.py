@@ -2,7 +2,7 @@
 
 A list endpoint's item is `json_build_object(...)::text` over the row's columns, with timestamps formatted in SQL
 exactly as `core.timefmt.iso_ms` writes them (UTC, milliseconds truncated, `Z`). Python then joins the page's
-items into the envelope (core.api.renderers.RenderedPage) without decoding or encoding them. Each shape is
+items into the envelope (api.renderers.RenderedPage) without decoding or encoding them. Each shape is
 pinned, row for row, to the serializer that documents it (tests/api/test_list_items_sql.py), so they cannot drift.
 """
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from core import numbers
 from core.errors import Conflict, DomainError, NotFound, ValidationFailed
-from core.tenancy import ScopeForbidden
 from core.timefmt import DAY_RANGE_ERROR, supported_day
+from orgs.tenancy import ScopeForbidden
 
 
 class DashboardFormMixin:

@@ -3,7 +3,7 @@
 Every dashboard page is a class-based view built on `OrgMixin` (or `AdminRequiredMixin`, which is
 `OrgMixin` plus the admin rule). The organization always comes from the signed-in user's membership,
 resolved from the session; never from the URL or the form. Objects are looked up with
-`core.tenancy.get_for_org(..., self.org, pk)`, whose `NotFound` this mixin renders as the 404 page, so another
+`orgs.tenancy.get_for_org(..., self.org, pk)`, whose `NotFound` this mixin renders as the 404 page, so another
 organization's id is the same 404 as a missing one and no page converts it by hand.
 """
 
@@ -15,9 +15,9 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
-from core.tenancy import scoped
 from orgs.models import Membership, Organization
 from orgs.selectors import membership_for_user
+from orgs.tenancy import scoped
 
 from . import once
 

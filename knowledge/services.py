@@ -22,14 +22,13 @@ from django.db.models import F, Func, ProtectedError, Value
 
 from audit import services as audit
 from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from core.tenancy import get_for_org
 from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
 from orgs import quotas
 from orgs.models import ApiKey, Invitation, Membership, Organization
 from orgs.phones import normalize_phone
 from orgs.services import organization_take_first_location_zone
-from orgs.tenancy import check_writable
+from orgs.tenancy import check_writable, get_for_org
 
 from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
 from .weekly_hours import weekly_hours_problems
@@ -143,7 +142,7 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
     unknown = sorted(set(changes) - set(kind.fields))
     if unknown:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
-    org = instance.organization  # seen through the scope it was read with (core.tenancy.get_for_org)
+    org = instance.organization  # seen through the scope it was read with (orgs.tenancy.get_for_org)
     check_writable(org, instance)
     values = kind.clean(org, dict(changes))
     if not values:

@@ -3,7 +3,7 @@
 from django.db.models import Count, Max, Prefetch
 
 from core.errors import NotFound
-from core.tenancy import get_for_org, get_or_not_found
+from orgs.tenancy import get_for_org, get_or_not_found
 
 from .models import Dispatch, DispatchProgress, Meeting
 from .tokens import token_matches

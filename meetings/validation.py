@@ -1,6 +1,6 @@
 """The strict shape of a meeting outcome (schema_version 1), checked wherever an outcome enters or changes:
 the runtime's ingestion and an admin's edit. Errors carry dotted paths (`tickets.0.title`):
-the dashboard shows them beside the field they concern, the API names their top-level field (voiceagent.api.errors).
+the dashboard shows them beside the field they concern, the API names their top-level field (api.errors).
 
 Rules (docs/api.md#limits caps: names and titles 200, free text 5,000):
 - summary: 2 to 5 sentences, at most 5,000 characters. A sentence ends with `.`, `!` or `?` followed by

@@ -23,10 +23,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import Conflict, NotFound, ValidationFailed
-from core.tenancy import get_for_org
 from knowledge.models import TeamMember
 from orgs.models import Organization
 from orgs.services import require_admin
+from orgs.tenancy import get_for_org
 
 from . import content
 from .models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
@@ -161,8 +161,8 @@ def _queue(*, org_id, kind: str, source: str, addresses, mail: content.Content, 
     now = timezone.now()
     rows = [
         EmailNotification(
-            organization_id=org_id, kind=kind, source=source, call=call, to_email=address, subject=mail.subject,
-            body_text=mail.text, body_html=mail.html, next_attempt_at=now, enqueued_at=now,
+            organization_id=org_id, kind=kind, source=source, call_id=call.pk if call else None, to_email=address,
+            subject=mail.subject, body_text=mail.text, body_html=mail.html, next_attempt_at=now, enqueued_at=now,
         )
         for address in addresses
     ]

@@ -1,5 +1,5 @@
 """Encryption at rest with the project's one field key (settings.FIELD_ENCRYPTION_KEY, Fernet): webhook signing
-secrets (webhooks.crypto) and the answers stored under an `Idempotency-Key` (voiceagent/api/idempotency.py), which
+secrets (webhooks.crypto) and the answers stored under an `Idempotency-Key` (api/idempotency.py), which
 may carry a secret shown once."""
 
 import base64

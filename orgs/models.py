@@ -193,7 +193,7 @@ class IdempotencyKey(models.Model):
     """The first answer to a POST or PATCH sent with an `Idempotency-Key`, per API key, kept 24 hours.
 
     Written in the same transaction as the change the request made, so there is never a change without its record
-    or a record without its change (voiceagent/api/idempotency.py).
+    or a record without its change (api/idempotency.py).
     """
 
     id = models.BigAutoField(primary_key=True)

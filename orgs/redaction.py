@@ -11,10 +11,10 @@ from django.db import transaction
 from audit import services as audit
 from core.errors import ValidationFailed
 from core.sensitive import DETECTOR_VERSION, KINDS, Policy
-from core.tenancy import ScopeForbidden, location_ids_of
 
 from .models import Organization
 from .services import _keys_reread, require_admin
+from .tenancy import ScopeForbidden, location_ids_of
 
 FIELDS = ("kinds", "keep_recordings_with_sensitive_data")
 

@@ -1,20 +1,92 @@
-"""Tenancy in one place: every org-owned row is reached through `for_org(org)` (the lookups: core.tenancy).
+"""Tenancy in one place: every org-owned row is reached through `for_org(org)`, one row by its id through
+`get_for_org` (a malformed id, a missing one and another organization's are the same `NotFound`).
 
-`org` may be an organization seen through a scope (core.tenancy `scoped(org, location_ids)`): the same
+`org` may be an organization seen through a scope (`scoped(org, location_ids)`): the same
 Organization, carrying `scope_location_ids`, the locations a key or a member is limited to (docs/api.md). Every
 `for_org` then narrows to what belongs to those locations, by the rule the model declares (`location_rule`), so a
 view, a selector and a service that take `org` keep the scope without knowing about it. A model that declares no
 rule cannot be read through a limited scope at all (ImproperlyConfigured): no row is ever shown by omission.
 """
 
+import copy
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import models
 from django.db.models import Q
 
-from core.tenancy import ScopeForbidden, location_ids_of
+from core.errors import Forbidden, NotFound
+
+
+def scoped(org, location_ids: Iterable | None):
+    """`org` seen through `location_ids` (None: the whole organization, `org` itself): a copy of the organization
+    carrying `scope_location_ids`, which every `for_org` narrows by (orgs.tenancy). The caller's instance keeps its
+    own scope."""
+    if location_ids is None:
+        return org
+    view = copy.copy(org)
+    view.scope_location_ids = frozenset(uuid.UUID(str(pk)) for pk in location_ids)
+    return view
+
+
+def location_ids_of(org) -> frozenset | None:
+    """The locations `org` is limited to, or None for the whole organization."""
+    return getattr(org, "scope_location_ids", None)
+
+
+def whole_org(org):
+    """`org` without its scope: for what the organization does as a whole whoever triggered it (delivering its
+    events, counting its quotas), never for what a principal reads."""
+    if location_ids_of(org) is None:
+        return org
+    view = copy.copy(org)
+    view.scope_location_ids = None
+    return view
+
+
+class ScopeForbidden(Forbidden):
+    """A principal limited to locations asked for something of the whole organization (or for a location-less row
+    that applies to all of them): 403 `forbidden`, naming the scope."""
+
+    def __init__(self, what: str, location_ids, *, verb: str = "changed"):
+        ids = sorted(str(pk) for pk in location_ids)
+        message = f"Limited to locations {', '.join(ids)}: {what} cannot be {verb} within this scope."
+        super().__init__(message, details={"message": message, "location_ids": ids})
+
+
+def get_for_org(rows, org, pk):
+    """This org's row with this id, or `NotFound`: the one tenancy lookup of the API, the runtime and the dashboard.
+
+    `rows` is a model or a queryset (for `select_related` and the like); it is narrowed with `for_org(org)` here,
+    so no caller can forget it. A malformed id, a missing id and another org's id fail identically (the spec: the
+    same 404 for what does not exist and what belongs to someone else). `org` may carry a scope (orgs.tenancy
+    `scoped`): a row outside it is that same 404. The row comes back with `org` as its `organization`, so a service
+    given the row alone acts within the scope it was read through.
+    """
+    row = get_or_not_found(_queryset(rows).for_org(org), pk)
+    if getattr(row, "organization_id", None) == getattr(org, "pk", None):
+        row.organization = org
+    return row
+
+
+def get_or_not_found(rows, pk):
+    """The row with this id, or `NotFound` (a malformed id fails like a missing one). Not narrowed to an org: only
+    for lookups with no org to narrow by (the runtime's org named in its path, a dispatch found by its hook's
+    token). Everything else goes through `get_for_org`."""
+    queryset = _queryset(rows)
+    try:
+        pk = queryset.model._meta.pk.to_python(pk)
+    except (ValidationError, TypeError, ValueError):
+        raise NotFound() from None
+    row = queryset.filter(pk=pk).first()
+    if row is None:
+        raise NotFound()
+    return row
+
+
+def _queryset(rows) -> models.QuerySet:
+    return rows.objects.all() if isinstance(rows, type) else rows
 
 
 class LocationRule:

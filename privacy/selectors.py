@@ -7,8 +7,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from calls.models import Call, Recording
-from core.tenancy import get_for_org, whole_org
 from orgs.models import Organization
+from orgs.tenancy import get_for_org, whole_org
 from webhooks.models import Delivery
 
 from .digests import phone_digest

@@ -18,11 +18,10 @@ from calls.services.content import PARTS, RECORDING, TRANSCRIPT, calls_content_d
 from contacts.models import Contact
 from core.actors import current_actor
 from core.errors import ValidationFailed
-from core.tenancy import get_for_org, whole_org
 from knowledge.models import Location
 from orgs.models import Organization
 from orgs.phones import normalize_phone
-from orgs.tenancy import check_whole_org
+from orgs.tenancy import check_whole_org, get_for_org, whole_org
 from webhooks.models import Event
 from webhooks.services import emit, events_tombstone
 

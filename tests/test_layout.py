@@ -1,9 +1,12 @@
-"""The layout of docs/architecture (README "Layout"): imports point down, with no exception list.
+"""The layout of docs/architecture (README "Layout"): every dependency points down, with no exception list.
 
 - `core/` imports no app (and not the project);
 - no app imports `voiceagent/`: only the project's own modules do;
-- an app imports only apps of a lower rank (apps of one rank do not import each other);
-- the domain never imports an interface (`api/`, `runtime/`, `hooks/`, `management/`, `admin`, the dashboard);
+- the interfaces rank above every domain app: the `/v1` pipeline (`api/`), then each app's `api/`, `runtime/`,
+  `hooks/` and `management/`, then the dashboard and devtools, then the project; a module imports only lower ranks
+  (apps of one rank do not import each other), so the domain never imports an interface;
+- model relations point to the same app or a lower rank; no setting read by a product module names a module that
+  module could not import;
 - no import hides inside a function, except in an `AppConfig.ready()`;
 - one engine per mechanism (no SQLite, local-memory cache or file-system broker branch).
 """
@@ -13,6 +16,8 @@ import re
 from pathlib import Path
 
 import pytest
+from django.apps import apps
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 # core <- audit <- orgs <- knowledge, contacts <- notifications <- webhooks <- calls, meetings <- privacy (retention and
@@ -20,12 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # the key authenticator, idempotency, middleware). The audit trail sits under orgs because the services of every app
 # above it write to it.
 RANKS = {"core": 0, "audit": 1, "orgs": 2, "knowledge": 3, "contacts": 3, "notifications": 4, "webhooks": 5,
-         "calls": 6, "meetings": 6, "privacy": 7, "dashboard": 8, "devtools": 8, "voiceagent": 9}
+         "calls": 6, "meetings": 6, "privacy": 7, "api": 10, "dashboard": 12, "devtools": 12, "voiceagent": 13}
 PROJECT = "voiceagent"
+PIPELINE = "api"
 # Top-level directories that hold no product code: the tests, benchmarks, scripts and examples are clients of it.
 NOT_PRODUCT = {"tests", "bench", "scripts", "examples", "docs", "var"}
 INTERFACE_PARTS = {"api", "runtime", "hooks", "management", "admin"}
-INTERFACE_APPS = {"dashboard", "devtools", PROJECT}
+INTERFACE_APPS = {PIPELINE, "dashboard", "devtools", PROJECT}
+# An app's own interface modules (`calls.api`, `meetings.runtime`, ...) sit between the pipeline and the dashboard,
+# in their apps' order.
+APP_INTERFACES = 11
 
 
 def product_modules():
@@ -56,6 +65,13 @@ def is_interface(module: str) -> bool:
     return app_of(module) in INTERFACE_APPS or bool(INTERFACE_PARTS & set(module.split(".")[1:]))
 
 
+def rank(module: str) -> tuple[int, int]:
+    app = app_of(module)
+    if is_interface(module) and app not in INTERFACE_APPS:
+        return APP_INTERFACES, RANKS[app]
+    return RANKS[app], 0
+
+
 MODULES = list(product_modules())
 IDS = [m for m, _ in MODULES]
 
@@ -73,7 +89,7 @@ def test_every_top_level_package_is_ranked():
 def test_the_imports_are_read():
     """The checks below see real imports (a parser that yields nothing would pass them all)."""
     found = {t for module, path in MODULES for t in imports_of(module, path)}
-    assert {"core.errors", "core.api.views", "orgs.models", "webhooks.models", "dashboard.urls"} <= found
+    assert {"core.errors", "api.views", "orgs.models", "webhooks.models", "dashboard.urls"} <= found
 
 
 @pytest.mark.parametrize(("module", "path"), [(m, p) for m, p in MODULES if app_of(m) == "core"],
@@ -91,8 +107,68 @@ def test_no_app_imports_the_project(module, path):
 @pytest.mark.parametrize(("module", "path"), MODULES, ids=IDS)
 def test_imports_point_down(module, path):
     app = app_of(module)
-    upward = [t for t in imports_of(module, path) if app_of(t) != app and RANKS[app_of(t)] >= RANKS[app]]
+    upward = [t for t in imports_of(module, path) if app_of(t) != app and rank(t) >= rank(module)]
     assert upward == [], f"{module} imports its own rank or higher"
+
+
+def test_ranks_order_the_interfaces_above_the_domain():
+    domain = max(rank(f"{app}.models") for app in RANKS if app not in INTERFACE_APPS)
+    assert domain < rank("api.views") < rank("calls.api.views") == rank("calls.runtime.views") < rank("dashboard.urls")
+    assert rank("contacts.api.views") < rank("calls.api.views") < rank("privacy.management.commands.x")
+
+
+PRODUCT_MODELS = [m for m in apps.get_models() if m._meta.app_label in RANKS]
+
+
+def test_the_models_are_read():
+    assert {"orgs.Organization", "calls.Call", "webhooks.Delivery"} <= {m._meta.label for m in PRODUCT_MODELS}
+
+
+@pytest.mark.parametrize("model", PRODUCT_MODELS, ids=[m._meta.label for m in PRODUCT_MODELS])
+def test_model_relations_point_down(model):
+    """A relation is a dependency the imports do not show (a lazy "app.Model" string): it may name its own app or a
+    lower rank only."""
+    app = model._meta.app_label
+    upward = [f"{field.name} -> {field.related_model._meta.label}" for field in model._meta.get_fields()
+              if field.is_relation and not field.auto_created and field.related_model is not None
+              and field.related_model._meta.app_label != app
+              and field.related_model._meta.app_label in RANKS
+              and RANKS[field.related_model._meta.app_label] > RANKS[app]]
+    assert upward == []
+
+
+def product_paths_named(value) -> list[str]:
+    """The product modules a setting's value names (dotted paths, also in lists and dicts)."""
+    if isinstance(value, str):
+        return [value] if re.fullmatch(r"[a-z_]+(\.[A-Za-z_]+)+", value) and app_of(value) in RANKS else []
+    if isinstance(value, dict):
+        return [path for item in value.values() for path in product_paths_named(item)]
+    if isinstance(value, (list, tuple)):
+        return [path for item in value for path in product_paths_named(item)]
+    return []
+
+
+def settings_read_by(tree: ast.AST) -> set[str]:
+    named = {node.attr for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "settings"}
+    return named | {node.args[1].value for node in ast.walk(tree)
+                    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) > 1
+                    and getattr(node.args[0], "id", None) == "settings" and isinstance(node.args[1], ast.Constant)}
+
+
+def test_settings_name_product_modules():
+    """The check below reads real values (DRF's hooks name the pipeline's classes)."""
+    assert "api.authentication.ApiKeyAuthentication" in product_paths_named(settings.REST_FRAMEWORK)
+
+
+@pytest.mark.parametrize(("module", "path"), MODULES, ids=IDS)
+def test_no_setting_names_a_module_its_reader_may_not_import(module, path):
+    """A module that reads a setting naming a product module depends on that module as much as an import would."""
+    app = app_of(module)
+    named = [f"{name} -> {target}" for name in sorted(settings_read_by(ast.parse(path.read_text())))
+             for target in product_paths_named(getattr(settings, name, None))
+             if app_of(target) != app and rank(target) >= rank(module)]
+    assert named == []
 
 
 @pytest.mark.parametrize(("module", "path"), [(m, p) for m, p in MODULES if not is_interface(m)],

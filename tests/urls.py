@@ -3,7 +3,7 @@
 from django.urls import include, path
 from drf_spectacular.utils import extend_schema
 
-from core.api.views import OrgAPIView
+from api.views import OrgAPIView
 
 
 class BoomView(OrgAPIView):
@@ -17,5 +17,5 @@ urlpatterns = [
     path("", include("voiceagent.urls")),
 ]
 
-handler404 = "voiceagent.api.fallbacks.not_found"
-handler500 = "voiceagent.api.fallbacks.server_error"
+handler404 = "api.fallbacks.not_found"
+handler500 = "api.fallbacks.server_error"

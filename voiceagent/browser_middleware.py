@@ -15,7 +15,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.utils.functional import SimpleLazyObject, empty
 from django_htmx.middleware import HtmxMiddleware
 
-from .api.errors import is_api_path
+from api.errors import is_api_path
 
 
 class _BrowserOnly:

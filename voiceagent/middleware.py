@@ -10,11 +10,11 @@ from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.http import JsonResponse
 
+from api import fallbacks
+from api.errors import error_body_for_status, is_api_path
 from core import actors as audit_context
 from core import dbreach, metrics
 
-from .api import fallbacks
-from .api.errors import error_body_for_status, is_api_path
 from .logging import SAFE_REQUEST_ID, request_id_var
 
 logger = logging.getLogger("voiceagent.request")

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "voiceagent",
+    "api",
     "orgs",
     "audit",
     "knowledge",
@@ -262,7 +263,7 @@ MAX_URL_LENGTH = 4096  # path plus query string; longer is 414 `uri_too_long` (d
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
-# A kept API key is read from PostgreSQL again at least this often (voiceagent/api/authentication.py): the bound on
+# A kept API key is read from PostgreSQL again at least this often (api/authentication.py): the bound on
 # trusting a key whose revocation never reached Redis.
 API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=60)
 RATE_LIMIT_READS_PER_MINUTE = env.int("RATE_LIMIT_READS_PER_MINUTE", default=600)
@@ -273,21 +274,17 @@ RATE_LIMIT_ORG_READS_PER_MINUTE = env.int("RATE_LIMIT_ORG_READS_PER_MINUTE", def
 RATE_LIMIT_ORG_WRITES_PER_MINUTE = env.int("RATE_LIMIT_ORG_WRITES_PER_MINUTE",
                                            default=3 * RATE_LIMIT_WRITES_PER_MINUTE)
 
-# The model the agent runtime's paths name by its id (core.runtime.views), and what wraps every /v1 POST and PATCH
-# (core.api.views): the project wires them so core imports no app.
-ORGANIZATION_MODEL = "orgs.Organization"
-API_WRITE_WRAPPER = "voiceagent.api.idempotency.wrap"
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["voiceagent.api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["voiceagent.api.permissions.HasScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.KeyRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "voiceagent.api.negotiation.AlwaysJSON",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.KeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.AlwaysJSON",
     "URL_FORMAT_OVERRIDE": None,
-    "EXCEPTION_HANDLER": "voiceagent.api.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "voiceagent.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNAUTHENTICATED_TOKEN": None,
 }
@@ -307,7 +304,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webhooks.api.openapi.add_event_webhooks",
-        "core.api.docs.add_request_rules",
+        "api.docs.add_request_rules",
         "knowledge.api.escalation_rules.add_rule_conditions",
         "knowledge.api.call_fields.add_call_field_conditions",
     ],

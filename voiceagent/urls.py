@@ -3,13 +3,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 
-from core.api.exports import ExportFallbackView
+from api import fallbacks
+from api.exports import ExportFallbackView
+from api.fallbacks import UnknownEndpointView
 from core.metrics import metrics_view
 from dashboard.urls import meetings_urls
 
 from . import health
-from .api import fallbacks
-from .api.fallbacks import UnknownEndpointView
 from .docs import ApiDocsView
 
 EXPORT_KINDS = frozenset({"calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations"})

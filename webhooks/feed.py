@@ -1,6 +1,6 @@
 """Org-scoped reads of the event log: the feed (`GET /v1/events`), one event with its deliveries, and a call's trace.
 
-A principal limited to locations (core.tenancy.scoped) sees the events at those locations only (Event.location_rule:
+A principal limited to locations (orgs.tenancy.scoped) sees the events at those locations only (Event.location_rule:
 a location-less event is the whole organization's), each with its deliveries to the subscriptions it sees.
 
 An event is visible for 30 days (retention.RETENTION, the delivery log's retention): older ones answer 404 even
@@ -13,8 +13,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from core.tenancy import get_for_org
 from core.timefmt import iso_ms
+from orgs.tenancy import get_for_org
 
 from .catalog import RECEIVER_ONLY, REDACTED
 from .models import Delivery, Event

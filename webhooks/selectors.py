@@ -8,7 +8,7 @@ from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, S
 from django.db.models.functions import Coalesce
 from django.utils.timezone import now as django_now
 
-from core.tenancy import get_for_org
+from orgs.tenancy import get_for_org
 
 from . import conf
 from .models import Delivery, DeliveryAttempt, Subscription

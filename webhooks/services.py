@@ -27,10 +27,9 @@ from django.utils import timezone
 from audit import services as audit
 from core import dbclock
 from core.errors import Conflict, ValidationFailed
-from core.tenancy import location_ids_of
 from core.timefmt import iso_ms
 from orgs.scopes import clean_location_ids
-from orgs.tenancy import ScopeForbidden
+from orgs.tenancy import ScopeForbidden, location_ids_of
 
 from . import crypto, quotas
 from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS

@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
+from api.serializers import RangeDateTimeField
+from api.views import ListParams
 from audit.actions import ACTIONS, is_known_filter
-from core.api.serializers import RangeDateTimeField
-from core.api.views import ListParams
 
 
 class AuditEventListParams(ListParams):

@@ -5,12 +5,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import Throttled
 
+from api.docs import envelope, error_responses, list_envelope
+from api.views import OrgAPIView, data_response, list_response
 from audit import chain, selectors, tasks
 from audit.models import AuditEvent, AuditVerification
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.views import OrgAPIView, data_response, list_response
 from core.errors import Conflict
-from core.tenancy import ScopeForbidden, location_ids_of
+from orgs.tenancy import ScopeForbidden, location_ids_of
 
 from .serializers import (
     AuditEventListParams,

@@ -3,10 +3,10 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 
+from api.docs import envelope, error_responses
+from api.serializers import RangeDateField
+from api.views import ListParams, OrgAPIView, data_response
 from calls import analytics
-from core.api.docs import envelope, error_responses
-from core.api.serializers import RangeDateField
-from core.api.views import ListParams, OrgAPIView, data_response
 from core.errors import ValidationFailed
 
 

@@ -5,12 +5,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
+from api.docs import envelope, error_responses, list_envelope
+from api.serializers import OutputModelSerializer, RangeDateTimeField, StrictInputSerializer, serializer_item
+from api.views import ListParams, OrgAPIView, data_response, item_list_response
 from calls import selectors
 from calls.models import Booking
 from calls.services import bookings
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import OutputModelSerializer, RangeDateTimeField, StrictInputSerializer, serializer_item
-from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 BOOKING_TAGS = ["Bookings"]
 ID_PARAMETER = OpenApiParameter(

@@ -1,8 +1,8 @@
 """/v1/exports/{calls,bookings,orders,callbacks,messages,escalations}.csv: each list's rows as CSV, through the list
-view's own parameters and `rows()` (core/api/exports.py), with the columns of calls/exports.py."""
+view's own parameters and `rows()` (api/exports.py), with the columns of calls/exports.py."""
 
+from api.exports import ExportMixin, export_get
 from calls import exports
-from core.api.exports import ExportMixin, export_get
 
 from .bookings import BookingListView, BookingParams
 from .followups import FOLLOW_UP_VIEWS, KINDS, FollowUpParams, OrderListView, OrderParams

@@ -5,12 +5,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
+from api.docs import envelope, error_responses, list_envelope
+from api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
+from api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 from calls import payloads, selectors
 from calls.models import OrderStatus
 from calls.services.inbox import follow_up_set_handled
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
-from core.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 from core.errors import NotFound
 from core.timefmt import iso_ms
 

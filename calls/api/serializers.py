@@ -7,10 +7,10 @@ the agent runtime answers with too. Tests pin that both agree.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
 from calls import payloads
 from calls.models import Call, ContentDeletedReason, OrderStatus
 from calls.selectors import call_order, call_recording
-from core.api.serializers import OutputModelSerializer, StrictInputSerializer, TimestampField
 from knowledge.models import CallField
 
 

@@ -3,9 +3,9 @@ reached the organization's systems."""
 
 from drf_spectacular.utils import extend_schema
 
+from api.docs import error_responses, list_envelope
+from api.views import OrgAPIView, list_response
 from calls.models import Call
-from core.api.docs import error_responses, list_envelope
-from core.api.views import OrgAPIView, list_response
 from webhooks import feed
 from webhooks.api.events import event_with_deliveries
 from webhooks.api.serializers import EventWithDeliveriesSerializer

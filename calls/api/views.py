@@ -5,15 +5,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from api.docs import envelope, error_responses, list_envelope
+from api.serializers import RangeDateTimeField
+from api.views import ListParams, OrgAPIView, data_response, item_list_response
 from calls import recordings, search, selectors
 from calls.errors import RecordingNotReady, RecordingWithheld
 from calls.models import Call, CancelSource, Classification
 from calls.payloads import call_data_sql
 from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
 from calls.services.orders import order_set_status
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import RangeDateTimeField
-from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
 
 from .serializers import (
     CallDetailSerializer,

@@ -2,10 +2,10 @@
 
 from rest_framework import serializers
 
+from api.serializers import StrictInputSerializer
 from calls.evidence import MAX_QUOTE_CHARS, MAX_QUOTES_PER_CALL, MAX_QUOTES_PER_CHECK
 from calls.models import Call, CallbackRequest, Classification, Escalation
 from calls.services.orders import TIME_UNITS
-from core.api.serializers import StrictInputSerializer
 from core.timezones import is_timezone
 
 FREE_TEXT = 5000

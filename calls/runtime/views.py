@@ -10,6 +10,8 @@ from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
+from api.runtime.views import RuntimeAPIView
+from api.serializers import RangeDateTimeField
 from calls import availability, payloads, selectors
 from calls.models import Call, Recording
 from calls.services.bookings import busy_spans
@@ -18,13 +20,11 @@ from calls.services.orders import OrderInput
 from calls.services.recordings import recording_store
 from calls.services.tool_events import tool_event_record
 from core import numbers
-from core.api.serializers import RangeDateTimeField
 from core.errors import ValidationFailed
-from core.runtime.views import RuntimeAPIView
-from core.tenancy import get_for_org
 from core.timefmt import iso_ms
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Calendar
+from orgs.tenancy import get_for_org
 
 from .serializers import CallCompleteSerializer, CallStartSerializer, ToolEventSerializer
 

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import services as audit
-from core.tenancy import get_for_org
 from orgs.models import Organization
+from orgs.tenancy import get_for_org
 
 from ..models import CallbackRequest, Escalation, Message
 

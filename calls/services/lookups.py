@@ -2,9 +2,9 @@
 a returning caller's contact, and phone numbers from the runtime in E.164."""
 
 from contacts.models import Contact
-from core.tenancy import get_for_org
 from orgs.models import Organization
 from orgs.phones import normalize_phone
+from orgs.tenancy import get_for_org
 
 from ..errors import CallNotFound
 from ..models import Call

@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
+from api.serializers import OutputModelSerializer, StrictInputSerializer
+from api.views import ListParams
 from contacts.models import Contact
-from core.api.serializers import OutputModelSerializer, StrictInputSerializer
-from core.api.views import ListParams
 
 
 class ContactSerializer(OutputModelSerializer):

@@ -3,13 +3,13 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from api.docs import envelope, error_responses, list_envelope
+from api.exports import ExportMixin, export_get
+from api.serializers import serializer_item
+from api.views import OrgAPIView, data_response, item_list_response
 from contacts import selectors, services
 from contacts.exports import CONTACT_COLUMNS
 from contacts.models import Contact
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.exports import ExportMixin, export_get
-from core.api.serializers import serializer_item
-from core.api.views import OrgAPIView, data_response, item_list_response
 
 from .serializers import ContactInputSerializer, ContactListParams, ContactSerializer
 

@@ -6,10 +6,10 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from core.tenancy import get_for_org
 from knowledge.selectors import location_list
 from orgs import selectors, services
 from orgs.models import ApiKey
+from orgs.tenancy import get_for_org
 from orgs.verification import EmailNotVerified
 
 from .. import once

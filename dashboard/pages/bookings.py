@@ -16,8 +16,8 @@ from calls.exports import BOOKING_COLUMNS
 from calls.models import Booking
 from calls.selectors import booking_list
 from calls.services.bookings import booking_cancel
-from core.tenancy import get_for_org
 from knowledge import selectors as knowledge_selectors
+from orgs.tenancy import get_for_org
 
 from ..downloads import csv_download, fix_filters
 from ..forms import DayRangeForm

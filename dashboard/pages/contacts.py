@@ -16,7 +16,7 @@ from calls.selectors import call_list
 from contacts import selectors, services
 from contacts.exports import CONTACT_COLUMNS
 from contacts.models import Contact
-from core.tenancy import get_for_org
+from orgs.tenancy import get_for_org
 
 from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm

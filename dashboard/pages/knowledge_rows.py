@@ -8,7 +8,7 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
 from core.errors import Conflict
-from core.tenancy import get_for_org
+from orgs.tenancy import get_for_org
 
 from ..mixins import AdminRequiredMixin
 

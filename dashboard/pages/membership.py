@@ -11,11 +11,11 @@ from django.utils import timezone
 from django.views.generic import FormView, TemplateView, View
 
 from core.errors import Conflict, ValidationFailed
-from core.tenancy import get_for_org
 from knowledge.selectors import location_list
 from orgs import invitations, selectors, services
 from orgs.errors import InvitationInvalid, LastAdmin, TooManyInvitations, TooManyOrganizations, WrongAccount
 from orgs.models import Invitation, Membership
+from orgs.tenancy import get_for_org
 from orgs.verification import EmailNotVerified, is_verified
 
 from .. import accounts

@@ -10,10 +10,10 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView
 
-from core.tenancy import get_for_org
 from knowledge.models import TeamMember
 from notifications import selectors, services
 from notifications.models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
+from orgs.tenancy import get_for_org
 
 from ..forms import DashboardForm
 from ..mixins import AdminRequiredMixin, OrgMixin

@@ -17,9 +17,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import FormView, TemplateView, View
 
 from core.errors import Conflict, NotFound, ValidationFailed
-from core.tenancy import get_for_org
 from core.timefmt import DAY_RANGE_ERROR, supported_day
 from knowledge import selectors as knowledge_selectors
+from orgs.tenancy import get_for_org
 from webhooks import probe, quotas, replay, selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Subscription
 

@@ -7,9 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from core.tenancy import location_ids_of
 from orgs.models import Membership
-from orgs.tenancy import rule_of
+from orgs.tenancy import location_ids_of, rule_of
 from webhooks.ssrf import masked_url
 
 from ..navigation import NAV

@@ -6,9 +6,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
-from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
+from api.docs import envelope, error_responses, list_envelope
+from api.serializers import OutputModelSerializer, StrictInputSerializer, serializer_item
+from api.views import ListParams, OrgAPIView, data_response, item_list_response
 from knowledge import selectors, services
 from knowledge.models import Calendar
 from knowledge.weekly_hours import DAYS, MAX_WINDOWS

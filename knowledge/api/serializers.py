@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.api.serializers import OutputModelSerializer, StrictInputSerializer
+from api.serializers import OutputModelSerializer, StrictInputSerializer
 from core.sqljson import column
 from knowledge.models import Fact, Location, TeamMember
 

@@ -4,9 +4,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.serializers import serializer_item
-from core.api.views import ListParams, OrgAPIView, data_response, item_list_response
+from api.docs import envelope, error_responses, list_envelope
+from api.serializers import serializer_item
+from api.views import ListParams, OrgAPIView, data_response, item_list_response
 from knowledge import selectors, services
 from knowledge.models import Fact, Location, TeamMember
 

@@ -1,12 +1,12 @@
 """Request shape of the status hook: a receiver's progress post on a dispatch.
 
-Strict (core.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
+Strict (api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
 `formErrors`, a bad field in `fieldErrors` under its name. `dispatch_report_progress` checks the same rules again.
 """
 
 from rest_framework import serializers
 
-from core.api.serializers import StrictInputSerializer
+from api.serializers import StrictInputSerializer
 from meetings.services import REPORTABLE_STATES
 from meetings.validation import TEXT
 

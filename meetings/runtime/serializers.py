@@ -1,15 +1,15 @@
 """Request shape of the meetings runtime's ingestion (POST /internal/agent/v1/orgs/{org_id}/meetings).
 
-Strict (core.api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
+Strict (api.serializers.StrictInputSerializer): an unknown key or a body that is not an object goes in
 `formErrors`, a bad field in `fieldErrors` under its name. `meeting_ingest` checks the same rules again (it also
 serves `simulate_meeting`); the outcome itself is validated by meetings.validation, whose dotted paths
-(`outcome.tickets.0.title`) the API reports under `outcome`, the path leading the message (voiceagent.api.errors).
+(`outcome.tickets.0.title`) the API reports under `outcome`, the path leading the message (api.errors).
 """
 
 from django.utils import timezone
 from rest_framework import serializers
 
-from core.api.serializers import StrictInputSerializer
+from api.serializers import StrictInputSerializer
 from meetings.validation import NAME
 
 TIMESTAMP_MESSAGE = "Expected an ISO 8601 timestamp with a time zone."

@@ -11,7 +11,7 @@ POST /internal/agent/v1/orgs/{org_id}/meetings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from core.runtime.views import RuntimeAPIView
+from api.runtime.views import RuntimeAPIView
 from meetings.services import meeting_ingest
 
 from .serializers import MeetingIngestSerializer

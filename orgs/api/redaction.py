@@ -3,9 +3,9 @@
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 
-from core.api.docs import envelope, error_responses
-from core.api.serializers import StrictInputSerializer
-from core.api.views import OrgAPIView, data_response
+from api.docs import envelope, error_responses
+from api.serializers import StrictInputSerializer
+from api.views import OrgAPIView, data_response
 from core.sensitive import KINDS
 from orgs import redaction
 

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema
 
-from core.api.docs import envelope, error_responses
-from core.api.views import OrgAPIView, data_response
+from api.docs import envelope, error_responses
+from api.views import OrgAPIView, data_response
 
 from .serializers import IdentitySerializer
 

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.serializers import StrictInputSerializer, TimestampField
+from api.serializers import StrictInputSerializer, TimestampField
 from core.timefmt import iso_ms
 
 from ..models import MAX_DAYS, MIN_DAYS, ErasureRequest

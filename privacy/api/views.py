@@ -5,9 +5,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
-from core.tenancy import ScopeForbidden, location_ids_of
+from api.docs import envelope, error_responses, list_envelope
+from api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+from orgs.tenancy import ScopeForbidden, location_ids_of
 
 from .. import selectors, services
 from ..models import ErasureRequest, Suppression

@@ -8,14 +8,14 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from api import authentication
+from api.authentication import forget_kept_keys
 from core import counters
 from knowledge.services import location_create
 from orgs.models import ApiKey
 from orgs.services import api_key_revoke, organization_update
 from tests.factories import make_key
 from tests.support.redis_spy import redis_round_trips
-from voiceagent.api import authentication
-from voiceagent.api.authentication import forget_kept_keys
 
 UNAUTHORIZED = {"error": "unauthorized"}
 
@@ -179,7 +179,7 @@ def test_last_used_is_written_at_most_once_a_minute(write_key, django_assert_num
     key.refresh_from_db()
     assert key.last_used_at == first
     later = timezone.now() + timezone.timedelta(minutes=2)
-    monkeypatch.setattr("voiceagent.api.authentication.timezone.now", lambda: later)
+    monkeypatch.setattr("api.authentication.timezone.now", lambda: later)
     with django_assert_num_queries(1):  # a minute on: the write, and still no lookup
         call(f"Bearer {plaintext}")
     key.refresh_from_db()

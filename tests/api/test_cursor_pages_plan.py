@@ -5,7 +5,7 @@ out). The page's own SQL, EXPLAIN ANALYZEd over 20,000 contacts with fresh stati
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.api.pagination import _cursor
+from api.pagination import _cursor
 from tests.calls.test_call_field_filter_plan import _nodes
 
 CONTACTS = 20_000

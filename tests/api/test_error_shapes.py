@@ -150,18 +150,18 @@ def test_a_domain_error_of_500_is_answered_and_logged_by_the_one_handler(api, ca
         raise UnknownEventType("Unknown event type 'contact.exploded'")
 
     monkeypatch.setattr(contact_services, "contact_create", broken)
-    with caplog.at_level(logging.ERROR, logger="voiceagent.api"):
+    with caplog.at_level(logging.ERROR, logger="api"):
         response = api.post("/v1/contacts", {"phone_number": "+14155550100"}, format="json")
     assert response.status_code == 500
     assert response.json() == {"error": "internal_error"}
-    logged = [r for r in caplog.records if r.name == "voiceagent.api" and r.levelno >= logging.ERROR]
+    logged = [r for r in caplog.records if r.name == "api" and r.levelno >= logging.ERROR]
     assert [r.exc_info[0] for r in logged] == [UnknownEventType]
 
 
 def test_a_domain_error_below_500_is_not_logged_as_an_error(api, caplog):
-    with caplog.at_level(logging.ERROR, logger="voiceagent.api"):
+    with caplog.at_level(logging.ERROR, logger="api"):
         assert api.get("/v1/contacts/00000000-0000-0000-0000-000000000000").status_code == 404
-    assert not [r for r in caplog.records if r.name == "voiceagent.api"]
+    assert not [r for r in caplog.records if r.name == "api"]
 
 
 @pytest.mark.parametrize("method", ["get", "options", "post"])

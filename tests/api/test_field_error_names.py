@@ -4,10 +4,10 @@ the message, on /v1 and on the runtime's API alike. Never a dotted path such as 
 
 import pytest
 
+from api.errors import by_field_name
 from calls.models import CallbackRequest
 from knowledge.models import Calendar, EscalationRule, TeamMember
 from tests.calls.conftest import Runtime
-from voiceagent.api.errors import by_field_name
 
 LONG = "Ensure this field has no more than 100 characters."
 

@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from api.idempotency import RUNNING, _claim_name, _lock_id
 from contacts import services
 from contacts.models import Contact
 from core import counters
@@ -20,7 +21,6 @@ from orgs.tasks import idempotency_keys_purge
 from tests.conftest import _client
 from tests.factories import make_key
 from tests.support.database import connect
-from voiceagent.api.idempotency import RUNNING, _claim_name, _lock_id
 from webhooks.models import Event
 
 BODY = {"phone_number": "+14155550123", "name": "Ada"}

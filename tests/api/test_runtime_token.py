@@ -8,7 +8,7 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.test import APIClient
 
-from core.runtime import authentication
+from api.runtime import authentication
 
 STRONG = "Zq3-mT8_wL1xN5pR7vK2bY9cH4dJ6fG0sA"  # 34 characters, as secrets.token_urlsafe gives them
 SETTINGS_FILE = str(django_settings.BASE_DIR / "voiceagent" / "settings.py")

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from faker import Faker
 
+from api.idempotency import _opened
 from bench.redaction_corpus import ORG_NUMBER, every_form, sample
 from calls.models import Call, Message, Recording
 from core.sensitive import DETECTOR_VERSION, KINDS
@@ -21,7 +22,6 @@ from orgs.models import IdempotencyKey
 from orgs.redaction import redaction_policy_update
 from tests.calls.conftest import T0, TRANSCRIPT, Runtime, completion, event_types, events, order_body
 from tests.meetings.conftest import post_meeting, runtime_client, valid_outcome
-from voiceagent.api.idempotency import _opened
 from webhooks.models import Event
 from webhooks.services import emit
 

@@ -1,7 +1,7 @@
 """Django's PostgreSQL backend, plus one thing: a transaction that the next atomic block joins instead of nesting.
 
 A request sent with `Idempotency-Key` runs in one transaction that holds both the change and its stored answer
-(voiceagent/api/idempotency.py). The service inside opens its own atomic block, which Django would make a
+(api/idempotency.py). The service inside opens its own atomic block, which Django would make a
 SAVEPOINT ... RELEASE pair: two round trips that protect nothing here, since any exception out of the service rolls
 the whole request back. Inside `joined()`, the atomic blocks opened directly at that depth take no savepoint; any
 deeper one (a service's own try/except around an insert) still does.

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.views import OrgAPIView, data_response, list_response, paginate
+from api.docs import envelope, error_responses, list_envelope
+from api.views import OrgAPIView, data_response, list_response, paginate
 
 from .. import catalog, feed
 from .serializers import EventFeedParams, EventSerializer, EventTypeSerializer, EventWithDeliveriesSerializer

@@ -3,8 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
-from core.api.views import ListParams
+from api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
+from api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
 from ..services import MAX_DESCRIPTION, MAX_GRACE_SECONDS, MAX_RATE_LIMIT

@@ -4,8 +4,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
-from core.api.docs import envelope, error_responses, list_envelope
-from core.api.views import ListParams, OrgAPIView, data_response, list_response, paginate
+from api.docs import envelope, error_responses, list_envelope
+from api.views import ListParams, OrgAPIView, data_response, list_response, paginate
 
 from .. import probe, quotas, replay, selectors, services
 from ..models import Subscription

@@ -16,8 +16,8 @@ from calls.models import Call
 from calls.services.redaction import call_redact_stored
 from core.errors import NotFound
 from core.sensitive import DETECTOR_VERSION
-from core.tenancy import get_or_not_found
 from orgs.models import Organization
+from orgs.tenancy import get_or_not_found
 
 
 def _since(value: str) -> datetime:

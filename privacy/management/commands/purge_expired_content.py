@@ -5,8 +5,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import NotFound
-from core.tenancy import get_or_not_found
 from orgs.models import Organization
+from orgs.tenancy import get_or_not_found
 from privacy.services import retention_purge
 
 

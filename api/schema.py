@@ -20,7 +20,7 @@ class AutoSchema(openapi.AutoSchema):
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "voiceagent.api.authentication.ApiKeyAuthentication"
+    target_class = "api.authentication.ApiKeyAuthentication"
     name = "bearerKey"
 
     def get_security_definition(self, auto_schema):

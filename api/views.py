@@ -1,33 +1,22 @@
 """The base of every /v1 view: key auth, scope, rate limit, org scoping, idempotent writes, and the response envelopes.
 
-The pieces that need the key's model (the authenticator, the scope permission, the idempotency records) belong to
-the project and reach these views through settings: DRF's `DEFAULT_AUTHENTICATION_CLASSES`,
-`DEFAULT_PERMISSION_CLASSES` and `DEFAULT_THROTTLE_CLASSES`, and `API_WRITE_WRAPPER` for POST and PATCH. So this
-module imports no app, and every app's API builds on it.
+DRF's defaults (settings: `DEFAULT_AUTHENTICATION_CLASSES`, `DEFAULT_PERMISSION_CLASSES`, `DEFAULT_THROTTLE_CLASSES`)
+name this package's authenticator, scope permission and rate limit; POST and PATCH go through `idempotency.wrap`.
+Every app's API builds on these views.
 """
 
-import functools
-
-from django.conf import settings
 from django.http import Http404
-from django.utils.module_loading import import_string
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound
-from core.tenancy import get_for_org, scoped
+from orgs.tenancy import get_for_org, scoped
 
+from .idempotency import wrap as idempotent
 from .pagination import PageParams, paginate, paginate_items
 from .serializers import InputValidation
 from .throttling import rate_limit_headers
-
-
-@functools.cache
-def _write_wrapper():
-    """`API_WRITE_WRAPPER(view, request, handler) -> handler`, read once: a missing setting fails the first write
-    loudly rather than leaving writes without their idempotency."""
-    return import_string(settings.API_WRITE_WRAPPER)
 
 
 class OrgAPIView(InputValidation, APIView):
@@ -43,7 +32,7 @@ class OrgAPIView(InputValidation, APIView):
 
     @property
     def org(self):
-        """The key's organization seen through the key's `location_ids` (core.tenancy.scoped): every `for_org`,
+        """The key's organization seen through the key's `location_ids` (orgs.tenancy.scoped): every `for_org`,
         `get_for_org`, selector and service given it stays within the key's locations."""
         org = getattr(self, "_scoped_org", None)
         if org is None:
@@ -59,14 +48,14 @@ class OrgAPIView(InputValidation, APIView):
         return self.model.objects.for_org(self.org)
 
     def get_object(self, pk, queryset=None):
-        """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (core.tenancy)."""
+        """This org's row with this id (from `queryset`, else `get_queryset()`), or NotFound (orgs.tenancy)."""
         return get_for_org(queryset if queryset is not None else self.get_queryset(), self.org, pk)
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, scope, rate limit
         method = request.method.lower()
         if method in ("post", "patch") and hasattr(self, method):
-            setattr(self, method, _write_wrapper()(self, request, getattr(self, method)))
+            setattr(self, method, idempotent(self, request, getattr(self, method)))
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -109,7 +98,7 @@ class ListParams(PageParams):
     @classmethod
     def filters(cls, params: dict) -> dict:
         """The filters of a validated query by name, absent ones None: every parameter but the page's (with any a
-        subclass's `to_internal_value` adds). A list and its export (core.api.exports) hand them to the same
+        subclass's `to_internal_value` adds). A list and its export (api.exports) hand them to the same
         selector, so a filter is defined once."""
         paging = PageParams._declared_fields
         return {**{name: None for name in cls._declared_fields if name not in paging},

@@ -18,7 +18,7 @@ from .renderers import RenderedPage
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
-CURSOR_SALT = "voiceagent.api.cursor"
+CURSOR_SALT = "api.cursor"
 UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

@@ -3,18 +3,15 @@
 
 Order of checks: the service token (401 `unauthorized`, nothing read or written), then the org named in the
 path (404 `not_found`, also for a value that is not a UUID), then the handler. No per-key rate limit (the
-runtime is ours) and no public schema. The org's model is `settings.ORGANIZATION_MODEL` (as Django names the user
-model in AUTH_USER_MODEL), so this base imports no app.
+runtime is ours) and no public schema.
 """
 
-from django.apps import apps
-from django.conf import settings
-from django.db import models
 from rest_framework.views import APIView
 
-from core.api.parsers import JSONParser
-from core.api.serializers import InputValidation
-from core.tenancy import get_or_not_found
+from api.parsers import JSONParser
+from api.serializers import InputValidation
+from orgs.models import Organization
+from orgs.tenancy import get_or_not_found
 
 from .authentication import IsRuntime, RuntimeTokenAuthentication
 
@@ -29,9 +26,9 @@ class RuntimeAPIView(InputValidation, APIView):
     parser_classes = [JSONParser]
     schema = None  # internal: not part of the public /v1 reference
 
-    org: models.Model
+    org: Organization
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication and permission first
         # The org named in the path, or NotFound: a malformed id looks like a missing one.
-        self.org = get_or_not_found(apps.get_model(settings.ORGANIZATION_MODEL), kwargs.get("org_id"))
+        self.org = get_or_not_found(Organization, kwargs.get("org_id"))

@@ -7,8 +7,8 @@ from django.http import HttpResponse, HttpResponseNotFound, HttpResponseServerEr
 from rest_framework import permissions
 from rest_framework.views import APIView
 
+from api.views import OrgAPIView
 from core import dbreach
-from core.api.views import OrgAPIView
 from core.errors import NotFound
 
 from .errors import error_body_for_status, is_api_path, unavailable_headers

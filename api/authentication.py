@@ -22,8 +22,8 @@ from django.db.models.base import ModelState
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
+from api.throttling import rates, verdict
 from core import counters
-from core.api.throttling import rates, verdict
 from orgs import key_epochs
 from orgs.keys import digest_key
 from orgs.models import ApiKey

@@ -17,7 +17,7 @@ from core import dbreach
 from core.errors import DomainError, ValidationFailed, error_body
 from core.sensitive import DEFAULT_KINDS, Policy, redact_text
 
-logger = logging.getLogger("voiceagent.api")
+logger = logging.getLogger("api")
 
 # The machine interfaces: /v1, the agent runtime's /internal/, and the token-authenticated /hooks/.
 API_PREFIXES = ("/v1/", "/internal/", "/hooks/")

@@ -4,7 +4,7 @@ Each is a GCRA limiter (core/counters.py): `limit` requests a minute, a burst of
 more every 60/limit seconds. Unlike the clock-aligned windows before it, no minute boundary lets a burst through
 twice: over any d seconds at most limit + limit * d / 60 pass (docs/api.md#limits). The authenticator counts the
 request against both of its limiters in the same Redis round trip that validates its cached key
-(voiceagent/api/authentication.py), all or none; the throttle only reads the verdict. The headers follow the IETF
+(api/authentication.py), all or none; the throttle only reads the verdict. The headers follow the IETF
 RateLimit draft, for the tighter of the two, and go on every keyed response through `rate_limit_headers`.
 """
 
