@@ -92,7 +92,7 @@ def _seed():
                                        admin_password=None)
     org.refresh_from_db()
     other = Organization.objects.get(name=f"{ORG} (other)")
-    from knowledge.models import Location
+    from orgs.models import Location
 
     locations = list(Location.objects.filter(organization=org).order_by("name").values_list("pk", flat=True))
     _seed_calls(org, locations, CALLS)

@@ -34,9 +34,8 @@ def _seed():
     from django.db import connection
 
     from calls.models import Call
-    from knowledge.models import Location
     from knowledge.services import location_create
-    from orgs.models import Organization
+    from orgs.models import Location, Organization
     from orgs.services import api_key_create, organization_create
     from tests.support.bulk_calls import insert_calls
 

@@ -43,9 +43,8 @@ def _seed():
 
     from calls.models import Call
     from contacts.models import Contact
-    from knowledge.models import Location
     from knowledge.services import location_create
-    from orgs.models import Organization
+    from orgs.models import Location, Organization
     from orgs.services import api_key_create, organization_create
 
     org = Organization.objects.filter(name=ORG).first()

@@ -12,7 +12,8 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
 
-from knowledge.models import Calendar, EscalationRule, Location, TeamMember
+from knowledge.models import Calendar, EscalationRule, TeamMember
+from orgs.models import Location
 from orgs.tenancy import AtLocation, Matching, OrgOwnedModel
 
 

@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import replace
 
 from core.sensitive import DETECTOR_VERSION, PHONE, RECORDING_KINDS, Redactor, Scan
-from knowledge.models import EscalationRule, Location, TeamMember
-from orgs.models import Organization
+from knowledge.models import EscalationRule, TeamMember
+from orgs.models import Location, Organization
 from orgs.redaction import policy_of
 
 from .models import Call

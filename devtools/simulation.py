@@ -23,9 +23,10 @@ import requests
 from django.conf import settings
 from django.test import Client
 
-from knowledge.models import Calendar, EscalationRule, Location, TeamMember
+from knowledge.models import Calendar, EscalationRule, TeamMember
 from knowledge.services import calendar_create, escalation_rule_create
 from knowledge.weekly_hours import DAYS
+from orgs.models import Location
 
 SCENARIOS = [
     "order", "message", "callback", "escalation", "booking", "info", "robocall", "wrong_number",

@@ -1,5 +1,5 @@
-"""What the agent runtime reads under one `knowledge_version`: locations, facts, team members, escalation rules,
-calendars and call fields.
+"""What the agent runtime reads under one `knowledge_version`: facts, team members, escalation rules, calendars and
+call fields, and (through knowledge.services) the locations of orgs.models.
 
 Every write goes through knowledge.services, which bumps `Organization.knowledge_version` in the same transaction.
 The tables keep the names they had in the apps these models came from (orgs, calls): the move changed no row.
@@ -10,31 +10,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Exists, OuterRef, Q
 
-from orgs.models import Membership
+from orgs.models import Location, Membership
 from orgs.tenancy import AtAnyOf, AtLocation, OrgOwnedModel, ReadOnlyWithin
-
-
-class Location(OrgOwnedModel):
-    """A place the organization answers calls for. Managed in the dashboard; read through /v1/locations.
-
-    `name` is unique per org (a constraint, not a check); `timezone` is an IANA name checked with zoneinfo and
-    `phone_number` is E.164, both by the services.
-    """
-
-    location_rule = ReadOnlyWithin(lambda ids: Q(pk__in=ids), what="locations")
-
-    name = models.CharField(max_length=200)
-    address = models.CharField(max_length=5000)
-    timezone = models.CharField(max_length=64)
-    phone_number = models.CharField(max_length=32)
-
-    class Meta:
-        db_table = "orgs_location"
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_location_name_per_org")]
-        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="location_org_created_idx")]
-
-    def __str__(self):
-        return self.name
 
 
 class Fact(OrgOwnedModel):

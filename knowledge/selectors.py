@@ -3,9 +3,9 @@
 from django.db.models import Q
 
 from core.timefmt import iso_ms
-from orgs.models import Organization
+from orgs.models import Location, Organization
 
-from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
+from .models import Calendar, CallField, EscalationRule, Fact, TeamMember
 
 
 def location_list(*, org):

@@ -12,7 +12,6 @@ the `actor` (a user, an API key, or None for the runtime and operators) for what
 """
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,12 +24,13 @@ from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from core.timezones import check_timezone, is_timezone
 from core.validation import check_email, check_lengths, optional_text
 from orgs import quotas
-from orgs.models import ApiKey, Invitation, Membership, Organization
+from orgs.models import ApiKey, Invitation, Location, Membership, Organization
 from orgs.phones import normalize_phone
+from orgs.scopes import clean_location_ids
 from orgs.services import organization_take_first_location_zone
 from orgs.tenancy import check_writable, get_for_org
 
-from .models import Calendar, CallField, EscalationRule, Fact, Location, TeamMember
+from .models import Calendar, CallField, EscalationRule, Fact, TeamMember
 from .weekly_hours import weekly_hours_problems
 
 KNOWLEDGE_CAPS = {"name": 200, "label": 200, "address": 5000, "role": 200, "email": 254, "phone_number": 32,
@@ -378,32 +378,6 @@ def _clean_calendar(org: Organization, values: dict) -> dict:
     return values
 
 
-def resolve_location_ids(org: Organization, location_ids, *, field: str = "location_ids") -> list[uuid.UUID] | None:
-    """A list of `org`'s location ids as given (None passes: every location). It must be non-empty and without
-    repeats, and each id a location of `org`: a malformed id, a missing one and another org's are the same 400
-    under `field`, naming them. The locations are locked (FOR NO KEY UPDATE) until the caller's transaction ends,
-    so a concurrent `location_delete` either comes first (refused here) or waits and then sees what this stored."""
-    if location_ids is None:
-        return None
-    if not isinstance(location_ids, list | tuple) or not location_ids:
-        message = "Give a non-empty list of location ids, or null for every location."
-        raise ValidationFailed(field_errors={field: [message]})
-    ids, bad = [], []
-    for raw in location_ids:
-        try:
-            ids.append(raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)))
-        except ValueError:
-            bad.append(str(raw))
-    if len(set(ids)) != len(ids):
-        raise ValidationFailed(field_errors={field: ["Location ids must not repeat."]})
-    found = set(Location.objects.for_org(org).select_for_update(no_key=True).filter(pk__in=ids)
-                .values_list("pk", flat=True))
-    bad += [str(pk) for pk in ids if pk not in found]
-    if bad:
-        raise ValidationFailed(field_errors={field: [f"Not a location of this organization: {', '.join(bad)}."]})
-    return ids
-
-
 CALL_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 CALL_FIELD_CAPS = {"name": 64, "label": 200, "description": 1000}
 MAX_CHOICES, MAX_CHOICE_LENGTH = 50, 200
@@ -439,7 +413,7 @@ def _clean_call_field(org: Organization, values: dict) -> dict:
     if errors:
         raise ValidationFailed(field_errors=errors)
     if "location_ids" in values:
-        values["location_ids"] = resolve_location_ids(org, values["location_ids"])
+        values["location_ids"] = clean_location_ids(org=org, location_ids=values["location_ids"])
     return values
 
 

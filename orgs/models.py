@@ -6,10 +6,11 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import Q
 
 from core.sensitive import DEFAULT_KINDS
 
-from .tenancy import Nowhere, OrgOwnedModel, OrgOwnedQuerySet
+from .tenancy import Nowhere, OrgOwnedModel, OrgOwnedQuerySet, ReadOnlyWithin
 
 
 def default_redaction_kinds() -> list[str]:
@@ -62,8 +63,9 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
-    # The locations (knowledge.Location ids: that app sits above this one) this member is limited to; null: the
-    # whole organization. Never empty (orgs.scopes checks it); a location in use here cannot be deleted.
+    # The locations this member is limited to; null: the whole organization. Never empty (orgs.scopes checks each
+    # id and locks it). An array, not a relation, as on keys and invitations: the scope is read with its row on every
+    # request (no join), and a location in use here cannot be deleted (knowledge.services.location_delete).
     location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -225,3 +227,28 @@ class EmailVerification(models.Model):
 
     def __str__(self):
         return f"{self.email} ({self.verified_at:%Y-%m-%d})"
+
+
+class Location(OrgOwnedModel):
+    """A place the organization answers calls for. Managed in the dashboard (knowledge.services writes it, under the
+    knowledge version); read through /v1/locations. It sits here, beside the keys, members and invitations its id
+    limits, below everything that references it.
+
+    `name` is unique per org (a constraint, not a check); `timezone` is an IANA name checked with zoneinfo and
+    `phone_number` is E.164, both by the services.
+    """
+
+    location_rule = ReadOnlyWithin(lambda ids: Q(pk__in=ids), what="locations")
+
+    name = models.CharField(max_length=200)
+    address = models.CharField(max_length=5000)
+    timezone = models.CharField(max_length=64)
+    phone_number = models.CharField(max_length=32)
+
+    class Meta:
+        db_table = "orgs_location"
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_location_name_per_org")]
+        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="location_org_created_idx")]
+
+    def __str__(self):
+        return self.name

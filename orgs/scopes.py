@@ -1,32 +1,39 @@
 """`location_ids` as keys, members and subscriptions take them: a non-empty list of distinct locations of the
 organization (within the caller's own scope), or None for the whole organization (docs/api.md#locations-and-scope).
-
-Locations live in the knowledge app, above this one: it registers its check (`resolve_location_ids`, which also
-locks the locations against a concurrent delete) from its AppConfig.ready(), so this app uses it without importing
-it.
 """
 
 import uuid
-from collections.abc import Callable
 
 from core.errors import ValidationFailed
 
-from .models import Membership
-
-_resolve: Callable | None = None
-
-
-def location_ids_resolved_by(resolve: Callable) -> None:
-    """`resolve(org, location_ids, *, field) -> list | None`, raising ValidationFailed under `field`."""
-    global _resolve  # noqa: PLW0603 - registered once, from AppConfig.ready()
-    _resolve = resolve
+from .models import Location, Membership
 
 
 def clean_location_ids(*, org, location_ids, field: str = "location_ids") -> list[uuid.UUID] | None:
-    """The locations named, or ValidationFailed under `field`: empty, repeated, malformed, or not a location of
-    `org` that its scope may name (an unknown one and another organization's read the same). Assumes a
-    transaction is open (the locations stay locked until it ends)."""
-    return _resolve(org, location_ids, field=field)  # unregistered: a TypeError, never an unchecked scope
+    """A list of `org`'s location ids as given (None passes: every location). It must be non-empty and without
+    repeats, and each id a location of `org` that its scope may name: a malformed id, a missing one and another
+    org's are the same 400 under `field`, naming them. The locations are locked (FOR NO KEY UPDATE) until the
+    caller's transaction ends, so a concurrent `location_delete` either comes first (refused here) or waits and then
+    sees what this stored."""
+    if location_ids is None:
+        return None
+    if not isinstance(location_ids, list | tuple) or not location_ids:
+        message = "Give a non-empty list of location ids, or null for every location."
+        raise ValidationFailed(field_errors={field: [message]})
+    ids, bad = [], []
+    for raw in location_ids:
+        try:
+            ids.append(raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)))
+        except ValueError:
+            bad.append(str(raw))
+    if len(set(ids)) != len(ids):
+        raise ValidationFailed(field_errors={field: ["Location ids must not repeat."]})
+    found = set(Location.objects.for_org(org).select_for_update(no_key=True).filter(pk__in=ids)
+                .values_list("pk", flat=True))
+    bad += [str(pk) for pk in ids if pk not in found]
+    if bad:
+        raise ValidationFailed(field_errors={field: [f"Not a location of this organization: {', '.join(bad)}."]})
+    return ids
 
 
 def clean_member_scope(*, org, role: str, location_ids) -> list[uuid.UUID] | None:

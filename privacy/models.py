@@ -8,7 +8,7 @@ No row here holds a caller's number: an erasure request and a suppression keep a
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from knowledge.models import Location
+from orgs.models import Location
 from orgs.tenancy import AtLocation, Nowhere, OrgOwnedModel
 
 # Days a retention limit may be: one day to ten years; null keeps forever.

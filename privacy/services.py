@@ -18,8 +18,7 @@ from calls.services.content import PARTS, RECORDING, TRANSCRIPT, calls_content_d
 from contacts.models import Contact
 from core.actors import current_actor
 from core.errors import ValidationFailed
-from knowledge.models import Location
-from orgs.models import Organization
+from orgs.models import Location, Organization
 from orgs.phones import normalize_phone
 from orgs.tenancy import check_whole_org, get_for_org, whole_org
 from webhooks.models import Event

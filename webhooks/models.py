@@ -105,7 +105,7 @@ class Subscription(OrgOwnedModel):
     # When a claim last served this subscription: claims take the subscriptions served longest ago first (round
     # robin across claims and worker processes; sender._LOCK_FAIR_SQL). Not indexed, so its update stays HOT.
     claimed_at = models.DateTimeField(null=True, blank=True)
-    # The locations (knowledge.Location ids: that app sits above this one) whose events it receives; null: the whole
+    # The locations (orgs.Location ids, an array as on keys) whose events it receives; null: the whole
     # organization's, location-less events included. Never empty (orgs.scopes checks it); a location in use here
     # cannot be deleted (knowledge's delete guard), so a scope is never silently widened.
     location_ids = ArrayField(models.UUIDField(), null=True, blank=True)

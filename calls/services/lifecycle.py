@@ -13,9 +13,9 @@ from django.utils import timezone
 from contacts.services import contact_get_or_create_for_caller
 from core.errors import ValidationFailed
 from core.sensitive import DETECTOR_VERSION
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
 from notifications.services import notify_message_taken
-from orgs.models import Organization
+from orgs.models import Location, Organization
 from webhooks.services import emit
 
 from .. import payloads

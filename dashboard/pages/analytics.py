@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from calls import analytics
-from knowledge.models import Location
+from orgs.models import Location
 
 from ..forms import DayRangeForm
 from ..mixins import OrgMixin

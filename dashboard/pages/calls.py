@@ -22,7 +22,7 @@ from calls.models import ORDER_TRANSITIONS, Call, CancelSource, Classification, 
 from calls.services.content import RECORDING, TRANSCRIPT, call_content_delete
 from calls.services.orders import order_set_status
 from core.errors import InvalidTransition
-from knowledge.models import Location
+from orgs.models import Location
 
 from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm, DayRangeForm

@@ -10,7 +10,7 @@ from django.views.generic import TemplateView
 
 from core.timezones import timezone_choices
 from knowledge import selectors, services
-from knowledge.models import Location
+from orgs.models import Location
 
 from ..forms import DashboardForm
 from ..mixins import OrgMixin

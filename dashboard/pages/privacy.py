@@ -10,8 +10,8 @@ from django.shortcuts import redirect
 from django.views.generic import FormView, TemplateView, View
 
 from core.sensitive import DEFAULT_KINDS, KINDS
-from knowledge.models import Location
 from orgs import redaction
+from orgs.models import Location
 from orgs.tenancy import get_for_org
 from privacy import selectors, services
 from privacy.models import MAX_DAYS, MIN_DAYS, Suppression

@@ -4,7 +4,8 @@ from rest_framework import serializers
 
 from api.serializers import OutputModelSerializer, StrictInputSerializer
 from core.sqljson import column
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
+from orgs.models import Location
 
 
 def service_args(data: dict, **renamed: str) -> dict:

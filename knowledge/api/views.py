@@ -8,7 +8,8 @@ from api.docs import envelope, error_responses, list_envelope
 from api.serializers import serializer_item
 from api.views import ListParams, OrgAPIView, data_response, item_list_response
 from knowledge import selectors, services
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
+from orgs.models import Location
 
 from .serializers import (
     FactInputSerializer,

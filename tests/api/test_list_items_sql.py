@@ -12,7 +12,8 @@ from calls.selectors import call_list
 from contacts.api.serializers import ContactSerializer
 from contacts.models import Contact
 from knowledge.api.serializers import FactSerializer, LocationSerializer, TeamMemberSerializer
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
+from orgs.models import Location
 from tests.calls.conftest import Runtime
 
 # Microseconds that a rounding formatter would carry into the next millisecond (or second): the API truncates.

@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from calls.models import Booking, CallbackRequest, Message, Order
-from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
+from knowledge.models import Calendar, EscalationRule, Fact, TeamMember
 from knowledge.services import (
     calendar_create,
     call_field_create,
@@ -16,6 +16,7 @@ from knowledge.services import (
     location_create,
     team_member_create,
 )
+from orgs.models import Location
 from tests.api.test_matrix import snapshot
 from tests.calls.conftest import Runtime, order_body
 from tests.factories import MembershipFactory, make_key

@@ -17,10 +17,10 @@ from django.utils.http import urlsafe_base64_encode
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
 from knowledge.services import location_create
 from orgs.invitations import invitation_accept, invitation_create, token_for
-from orgs.models import ApiKey, Invitation, Membership, Organization
+from orgs.models import ApiKey, Invitation, Location, Membership, Organization
 from tests.api.test_matrix import _media_in_tmp, world  # noqa: F401 - fixtures: one object of each kind
 from tests.calls.conftest import Runtime, iso
 from tests.factories import MembershipFactory, UserFactory, make_key

@@ -9,8 +9,9 @@ import pytest
 
 from calls.models import Booking
 from calls.selectors import booking_list
-from knowledge.models import Calendar, Location
+from knowledge.models import Calendar
 from knowledge.services import calendar_create
+from orgs.models import Location
 from tests.support.races import run_together
 from webhooks.models import Event
 

@@ -10,13 +10,14 @@ from django.test.utils import CaptureQueriesContext
 from calls.models import Escalation
 from core.errors import Conflict, NotFound
 from knowledge.api.escalation_rules import EscalationRuleSerializer
-from knowledge.models import EscalationRule, Location, TeamMember
+from knowledge.models import EscalationRule, TeamMember
 from knowledge.services import (
     escalation_rule_create,
     escalation_rule_update,
     knowledge_version_bump,
     team_member_delete,
 )
+from orgs.models import Location
 from tests.support.races import run_together
 
 from .conftest import Runtime

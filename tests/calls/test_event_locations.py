@@ -1,8 +1,8 @@
 """Every event records where it happened: the location of the call that caused it, a booking's own location for
 `call.appointment_booked`, and none when nothing located caused it (issue 28, event delivery)."""
 
-from knowledge.models import Location
 from knowledge.services import calendar_create, escalation_rule_create
+from orgs.models import Location
 from webhooks.models import Event
 
 from .conftest import T0, events

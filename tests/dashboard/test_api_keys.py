@@ -4,10 +4,9 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from knowledge.models import Location
 from knowledge.services import location_create
 from orgs.keys import KEY_PATTERN, digest_key
-from orgs.models import ApiKey
+from orgs.models import ApiKey, Location
 
 from .accounts_support import session_rows
 

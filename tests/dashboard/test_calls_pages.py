@@ -12,7 +12,7 @@ from django.utils import timezone
 from calls import recordings
 from calls.models import Call, Order
 from core import links
-from knowledge.models import Location
+from orgs.models import Location
 from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
 from tests.factories import OrganizationFactory
 from webhooks.models import Event

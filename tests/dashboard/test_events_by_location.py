@@ -4,7 +4,7 @@ missing subscription follows the call's location."""
 
 import pytest
 
-from knowledge.models import Location
+from orgs.models import Location
 from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory
 from tests.webhooks.helpers import make_subscription

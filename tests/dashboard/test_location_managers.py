@@ -7,9 +7,8 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
-from knowledge.models import Location
 from knowledge.services import location_create
-from orgs.models import Invitation, Membership
+from orgs.models import Invitation, Location, Membership
 from tests.factories import MembershipFactory
 
 from .conftest import logged_in

@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 
-from knowledge.models import Fact, Location, TeamMember
+from knowledge.models import Fact, TeamMember
 from knowledge.services import fact_create, location_create, team_member_create
-from orgs.models import Organization
+from orgs.models import Location, Organization
 
 pytestmark = pytest.mark.django_db
 

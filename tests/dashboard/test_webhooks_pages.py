@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from knowledge.models import Location
+from orgs.models import Location
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
 

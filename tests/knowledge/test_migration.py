@@ -10,8 +10,9 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.models import ProtectedError
 
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message
-from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
+from knowledge.models import Calendar, EscalationRule, Fact, TeamMember
 from notifications.models import NotificationRecipient
+from orgs.models import Location
 
 # The migrations of the move; the test starts from the database just before them (and whatever follows them in
 # their apps).

@@ -9,8 +9,7 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from calls.models import Call
-from knowledge.models import Location
-from orgs.models import ApiKey
+from orgs.models import ApiKey, Location
 
 
 def run(*args) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from audit.models import AuditEvent
 from core.errors import NotFound
-from knowledge.models import Calendar, EscalationRule, Fact, Location
+from knowledge.models import Calendar, EscalationRule, Fact
 from knowledge.services import (
     calendar_create,
     escalation_rule_create,
@@ -16,7 +16,7 @@ from knowledge.services import (
     location_create,
     location_delete,
 )
-from orgs.models import Organization
+from orgs.models import Location, Organization
 from tests.factories import OrganizationFactory
 from tests.support.races import run_together
 

@@ -6,9 +6,9 @@ from rest_framework.test import APIClient
 
 from calls.models import Call
 from core.errors import Conflict, NotFound, ValidationFailed
-from knowledge.models import Fact, Location
+from knowledge.models import Fact
 from knowledge.services import fact_create, location_create, location_delete
-from orgs.models import Membership
+from orgs.models import Location, Membership
 from orgs.tenancy import ScopeForbidden, get_for_org, scoped, whole_org
 from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory, make_key

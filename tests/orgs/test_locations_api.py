@@ -5,7 +5,8 @@ import pytest
 from core.errors import Conflict, ValidationFailed
 from core.timefmt import iso_ms
 from knowledge import services
-from knowledge.models import Fact, Location
+from knowledge.models import Fact
+from orgs.models import Location
 from tests.orgs.conftest import knowledge_version
 
 

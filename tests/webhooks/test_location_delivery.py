@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from core.timefmt import iso_ms
-from knowledge.models import Location
+from orgs.models import Location
 from tests.calls.conftest import Runtime
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from core.errors import Conflict
-from knowledge.models import Location
 from knowledge.services import location_create, location_delete
+from orgs.models import Location
 from tests.calls.conftest import Runtime
 from tests.factories import make_key
 from tests.webhooks.helpers import make_subscription

@@ -1,0 +1,57 @@
+"""Locations move back to orgs, beside the keys, members and invitations they limit (they had lived in knowledge since
+knowledge 0001). The table keeps its name (`orgs_location`): only Django's state changes, no row, column, index or
+constraint. Other apps' foreign keys follow (calls 0018, privacy 0003, knowledge 0004), then knowledge's old state
+goes (knowledge 0004)."""
+
+import django.db.models.deletion
+import uuid
+from django.db import migrations, models
+
+
+def move_content_type(apps, schema_editor):
+    """The content type (and so permissions and admin history) follows the model, unless a later run made the new one."""
+    ContentType = apps.get_model("contenttypes", "ContentType")
+    if not ContentType.objects.filter(app_label="orgs", model="location").exists():
+        ContentType.objects.filter(app_label="knowledge", model="location").update(app_label="orgs")
+
+
+def restore_content_type(apps, schema_editor):
+    ContentType = apps.get_model("contenttypes", "ContentType")
+    if not ContentType.objects.filter(app_label="knowledge", model="location").exists():
+        ContentType.objects.filter(app_label="orgs", model="location").update(app_label="knowledge")
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('orgs', '0013_api_key_privacy_scope'),
+        ('knowledge', '0003_names_unique_per_location'),
+        ('contenttypes', '0002_remove_content_type_name'),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[],
+            state_operations=[
+                migrations.CreateModel(
+                    name='Location',
+                    fields=[
+                        ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                        ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                        ('updated_at', models.DateTimeField(auto_now=True)),
+                        ('name', models.CharField(max_length=200)),
+                        ('address', models.CharField(max_length=5000)),
+                        ('timezone', models.CharField(max_length=64)),
+                        ('phone_number', models.CharField(max_length=32)),
+                        ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='orgs.organization')),
+                    ],
+                    options={
+                        'db_table': 'orgs_location',
+                        'indexes': [models.Index(fields=['organization', '-created_at', '-id'], name='location_org_created_idx')],
+                        'constraints': [models.UniqueConstraint(fields=('organization', 'name'), name='uniq_location_name_per_org')],
+                    },
+                ),
+            ],
+        ),
+        migrations.RunPython(move_content_type, restore_content_type),
+    ]
