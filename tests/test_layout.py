@@ -16,11 +16,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # core <- audit <- orgs <- knowledge, contacts <- notifications <- webhooks <- calls, meetings <- privacy (retention and
-# erasure reach every call and caller) <- dashboard, devtools <- the project (voiceagent: settings, root URLs, Celery,
-# the key authenticator, idempotency, middleware). The audit trail sits under orgs because the services of every app
-# above it write to it.
+# erasure reach every call and caller), alerts (evaluated from every app's figures) <- dashboard, devtools <- the
+# project (voiceagent: settings, root URLs, Celery, the key authenticator, idempotency, middleware). The audit trail
+# sits under orgs because the services of every app above it write to it.
 RANKS = {"core": 0, "audit": 1, "orgs": 2, "knowledge": 3, "contacts": 3, "notifications": 4, "webhooks": 5,
-         "calls": 6, "meetings": 6, "privacy": 7, "dashboard": 8, "devtools": 8, "voiceagent": 9}
+         "calls": 6, "meetings": 6, "privacy": 7, "alerts": 7, "dashboard": 8, "devtools": 8, "voiceagent": 9}
 PROJECT = "voiceagent"
 # Top-level directories that hold no product code: the tests, benchmarks, scripts and examples are clients of it.
 NOT_PRODUCT = {"tests", "bench", "scripts", "examples", "docs", "var"}
