@@ -5,10 +5,13 @@ same in every retry and replay of it, so a receiver drops a stale update without
 
 import hashlib
 import json
+import uuid
 from collections import defaultdict
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.calls.conftest import Runtime
@@ -16,7 +19,7 @@ from tests.support.receiver import Receiver
 from tests.webhooks.helpers import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.replay import subscription_replay
-from webhooks.services import emit
+from webhooks.services import emit, emit_many
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 CALL_TYPES = ("call.ended", "call.recording_ready", "call.callback_requested", "call.message_taken", "contact.created")
@@ -99,6 +102,15 @@ def test_an_empty_day_and_bad_dates(api, org):
         assert set(response.json()["details"]["fieldErrors"]) <= {"date", "extra"}
 
 
+def test_a_bad_date_is_a_400_before_the_subscription_is_looked_for(api, org):
+    url = f"/v1/webhook-subscriptions/{uuid.uuid4()}/reconciliation"
+    assert (api.get(url, {"date": "1999-12-31"}).status_code, api.get(url, {"date": "1999-12-31"}).json()) == (
+        400, {"error": "Validation failed", "details": {
+            "formErrors": [], "fieldErrors": {"date": ["Enter a date from 2000-01-01 to 2100-12-31."]}}})
+    response = api.get(url, {"date": "2026-11-01"})
+    assert (response.status_code, response.json()) == (404, {"error": "not_found"})
+
+
 def test_sequence_strictly_increases_per_call_and_is_the_same_across_retries_and_replays(org, settings):
     seen_once = set()
 
@@ -142,3 +154,21 @@ def test_sequence_strictly_increases_per_call_and_is_the_same_across_retries_and
             if earlier.created_at < later.created_at:
                 assert earlier.data["sequence"] < later.data["sequence"]
         assert {event.pk for event in emitted} <= set(by_event)
+
+
+def test_a_batch_of_call_events_takes_each_call_its_next_numbers_in_as_many_statements_as_one(org):
+    """emit_many (a purge's call.content_deleted) numbers its events like emit would, one after the other in the
+    order given, and its statements do not grow with the batch."""
+    first, second = uuid.uuid4(), uuid.uuid4()
+    make_subscription(org, events=("call.content_deleted",))
+    emit(org=org, type="call.content_deleted", data={"call_id": str(first)})
+    items = [({"call_id": str(call)}, None) for call in (second, first, second)]
+    with CaptureQueriesContext(connection) as small:
+        events = emit_many(org=org, type="call.content_deleted", items=items)
+    assert [(e.call_id, e.data["sequence"]) for e in events] == [(second, 1), (first, 2), (second, 2)]
+    many = [({"call_id": str(uuid.uuid4())}, None) for _ in range(30)]
+    with CaptureQueriesContext(connection) as large:
+        events = emit_many(org=org, type="call.content_deleted", items=many)
+    assert [e.data["sequence"] for e in events] == [1] * 30
+    assert len(large.captured_queries) == len(small.captured_queries)
+    assert Delivery.objects.filter(event__in=events).count() == 30

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
+from core.api.serializers import RangeDateField, RangeDateTimeField, StrictInputSerializer, TimestampField
 from core.api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
@@ -252,7 +252,7 @@ class SubscriptionStatsSerializer(serializers.Serializer):
 
 
 class ReconciliationParams(serializers.Serializer):
-    date = serializers.DateField(input_formats=["%Y-%m-%d"], help_text="A UTC day, YYYY-MM-DD.")
+    date = RangeDateField(input_formats=["%Y-%m-%d"], help_text="A UTC day, YYYY-MM-DD.")
 
     def to_internal_value(self, data):
         unknown = sorted(set(data) - set(self.fields))

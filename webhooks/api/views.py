@@ -147,8 +147,8 @@ class ReconciliationView(SubscriptionBaseView):
         responses={200: envelope(ReconciliationSerializer), **error_responses(400, 404)},
     )
     def get(self, request, pk):
-        subscription = self.get_object(pk)
         params = self.validate_query(ReconciliationParams)
+        subscription = self.get_object(pk)
         result = selectors.subscription_reconciliation(subscription, params["date"])
         return data_response(ReconciliationSerializer(result).data)
 
