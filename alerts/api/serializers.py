@@ -1,5 +1,6 @@
 """The shapes of /v1/alert-rules and /v1/alerts (docs/api.md#alerts)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from alerts.models import Alert, AlertRule, Channel, Comparator, Metric
@@ -23,15 +24,23 @@ class AlertRuleSerializer(OutputModelSerializer):
                   "cooldown_minutes", "channels", "only_during_open_hours", "enabled", "created_at", "updated_at"]
 
 
+# The rules the service applies to location_ids (orgs.scopes.clean_location_ids), stated for the schema; which ids
+# are the organization's is the one part no schema can say.
+@extend_schema_field({"type": "array", "items": {"type": "string", "format": "uuid"}, "minItems": 1,
+                      "uniqueItems": True})
+class RuleLocationIdsField(serializers.ListField):
+    pass
+
+
 class AlertRuleInput(StrictInputSerializer):
     """POST: `name`, `metric`, `comparator`, `threshold` and `window_minutes` required (line_silent: comparator and
     threshold may be left out; they are lt and 1). PATCH: any subset, checked against the rule it produces."""
 
     name = serializers.CharField(max_length=200, help_text="Unique per organization.")
     metric = serializers.ChoiceField(choices=Metric.choices)
-    location_ids = serializers.ListField(child=serializers.UUIDField(), required=False, allow_null=True,
-                                         help_text="Locations of this organization (non-empty); null: the whole "
-                                         "organization.")
+    location_ids = RuleLocationIdsField(child=serializers.UUIDField(), required=False, allow_null=True,
+                                        help_text="Locations of this organization (non-empty, no repeats); null: "
+                                        "the whole organization.")
     comparator = serializers.ChoiceField(choices=Comparator.choices, required=False)
     threshold = serializers.FloatField(min_value=0, max_value=MAX_THRESHOLD, required=False,
                                        help_text="A count, or a fraction 0..1 for the rates.")
