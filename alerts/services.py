@@ -56,12 +56,16 @@ def _clean(values: dict) -> dict:
             if values.get(field) is None:
                 values[field] = fixed
     comparator = values.get("comparator")
-    if comparator not in Comparator.values:
+    if comparator is None:
+        errors["comparator"] = ["This field is required."]
+    elif comparator not in Comparator.values:
         errors["comparator"] = [f"Unknown comparator {comparator!r}. Choose one of: {', '.join(Comparator.values)}."]
     elif metric == Metric.LINE_SILENT and comparator != LINE_SILENT_CONDITION["comparator"]:
         errors["comparator"] = ["line_silent fires when no call came: its comparator is lt."]
     threshold = values.get("threshold")
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold) \
+    if threshold is None:
+        errors["threshold"] = ["This field is required."]
+    elif isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold) \
             or not 0 <= threshold <= MAX_THRESHOLD:
         errors["threshold"] = [f"Ensure this value is a number from 0 to {MAX_THRESHOLD:g}."]
     elif metric in RATES and threshold > 1:

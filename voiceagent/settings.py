@@ -311,6 +311,7 @@ SPECTACULAR_SETTINGS = {
         "core.api.docs.add_request_rules",
         "knowledge.api.escalation_rules.add_rule_conditions",
         "knowledge.api.call_fields.add_call_field_conditions",
+        "alerts.api.serializers.add_alert_rule_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",

@@ -70,3 +70,27 @@ class AlertListParams(ListParams):
                                      help_text="open (not resolved), acknowledged (open and acknowledged), resolved.")
     rule_id = serializers.UUIDField(required=False)
     location_id = serializers.UUIDField(required=False)
+
+
+def add_alert_rule_conditions(result, generator, request, public):
+    """drf-spectacular postprocessing hook: what JSON Schema can say of a new rule's cross-field rules
+    (alerts.services._clean); a PATCH is checked against the rule it changes, which no schema can say."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name in ("AlertRuleInputRequest", "PatchedAlertRuleInputRequest"):
+        if name in schemas:
+            schemas[name]["properties"]["channels"]["uniqueItems"] = True
+    body = schemas.get("AlertRuleInputRequest")
+    if body is not None:
+        line_silent = {"properties": {"metric": {"const": Metric.LINE_SILENT.value}}}
+        rates = {"properties": {"metric": {"enum": [Metric.UNANSWERED_QUESTION_RATE.value,
+                                                    Metric.WEBHOOK_FAILURE_RATE.value]}}}
+        body["allOf"] = [
+            {"if": line_silent,
+             "then": {"properties": {"comparator": {"const": Comparator.LT.value}, "threshold": {"const": 1},
+                                     "min_calls": {"minimum": 1}}},
+             "else": {"required": ["comparator", "threshold"]}},
+            {"if": rates, "then": {"properties": {"threshold": {"maximum": 1}}}},
+            {"if": {"properties": {"metric": {"const": Metric.WEBHOOK_FAILURE_RATE.value}}},
+             "then": {"properties": {"location_ids": {"type": "null"}}}},
+        ]
+    return result
