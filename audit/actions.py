@@ -52,6 +52,11 @@ ACTIONS = {
     "call_field.created": "A call field was created.",
     "call_field.updated": "A call field changed.",
     "call_field.deleted": "A call field was deleted (past calls keep their values).",
+    # Alerts
+    "alert_rule.created": "An alert rule was created.",
+    "alert_rule.updated": "An alert rule changed.",
+    "alert_rule.deleted": "An alert rule was deleted.",
+    "alert.acknowledged": "An alert was acknowledged.",
     # Calls' follow-ups
     "order.status_changed": "An order's status changed.",
     "booking.canceled": "A booking was canceled.",

@@ -24,6 +24,11 @@ def invitation_url(invitation_id, token: str) -> str:
     return f"{settings.DASHBOARD_URL}/invitations/{invitation_id}/{token}/"
 
 
+def alert_url(alert_id) -> str:
+    """An alert's place on the Alerts page: the `alert_url` of the alert events and the link in alert e-mails."""
+    return f"{settings.DASHBOARD_URL}/alerts/{alert_id}/"
+
+
 def password_reset_url(uidb64: str, token: str) -> str:
     """A password reset link (the reset mail's, made by the e-mail sender at send time)."""
     return f"{settings.DASHBOARD_URL}/password-reset/{uidb64}/{token}/"

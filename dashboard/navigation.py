@@ -39,6 +39,7 @@ NAV: tuple[NavSection, ...] = (
             NavItem("Calls", "dashboard:calls", match=("call",)),
             NavItem("Analytics", "dashboard:analytics", match=("analytics",)),
             NavItem("Inbox", "dashboard:inbox", match=("inbox",)),
+            NavItem("Alerts", "dashboard:alerts", match=("alert",)),
             NavItem("Bookings", "dashboard:bookings", match=("booking",)),
         ),
     ),

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from .pages import (
+    alerts,
     analytics,
     api_keys,
     audit_log,
@@ -79,6 +80,9 @@ urlpatterns = [
     path("calls/<uuid:call_id>/order-status", calls.OrderStatusView.as_view(), name="call-order-status"),
     path("calls/<uuid:call_id>/delete/<str:part>/", calls.CallContentDeleteView.as_view(), name="call-delete-content"),
     path("inbox/", inbox.InboxView.as_view(), name="inbox"),
+    path("alerts/", alerts.AlertsView.as_view(), name="alerts"),
+    path("alerts/<uuid:alert_id>/", alerts.AlertDetailView.as_view(), name="alert"),
+    path("alerts/<uuid:alert_id>/acknowledge", alerts.AlertAcknowledgeView.as_view(), name="alert-acknowledge"),
     path("inbox/<str:kind>/export.csv", inbox.InboxExportView.as_view(), name="inbox-export"),
     path("inbox/<str:kind>/<uuid:item_id>/handled", inbox.MarkHandledView.as_view(), name="inbox-handled"),
     # Contacts, knowledge base, locations, team (dashboard/pages/).

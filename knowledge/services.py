@@ -225,6 +225,10 @@ def _clean_location(org: Organization, values: dict) -> dict:
         check_timezone(values["timezone"])
     if values.get("phone_number"):
         values["phone_number"] = normalize_phone(values["phone_number"], region=org.default_phone_region)
+    if "weekly_hours" in values:
+        values["weekly_hours"] = [] if values["weekly_hours"] is None else values["weekly_hours"]
+        if problems := weekly_hours_problems(values["weekly_hours"]):
+            raise ValidationFailed(field_errors={"weekly_hours": problems})
     return values
 
 
@@ -425,7 +429,7 @@ def _check_call_field(call_field: CallField) -> None:
         raise ValidationFailed(field_errors={"choices": ["Only an enum field has choices."]})
 
 
-LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number"), _clean_location,
+LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number", "weekly_hours"), _clean_location,
                 ("name", "name already exists."), delete_guards=[refuse_delete_of_location_in_scope])
 FACT = Kind(Fact, ("label", "content", "location"), _clean_fact, ("label", "label already exists."))
 TEAM_MEMBER = Kind(TeamMember, ("name", "email", "phone_number", "role"), _clean_team_member,
@@ -448,20 +452,21 @@ AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", Es
 
 @transaction.atomic
 def location_create(*, org: Organization, name: str, timezone: str, address: str = "", phone_number: str = "",
-                    actor=None) -> Location:
+                    weekly_hours: list | None = None, actor=None) -> Location:
     """Creates a location; `timezone` must be an IANA name, the phone (when given) is stored E.164. Duplicate name:
     409. Address and phone may stay empty (the operator's `create_location`); the dashboard asks for both.
 
     An organization's first location sets its time zone, unless someone chose one already (it is no longer UTC)."""
     location = _create(LOCATION, org=org, actor=actor,
-                       values={"name": name, "address": address, "timezone": timezone, "phone_number": phone_number})
+                       values={"name": name, "address": address, "timezone": timezone, "phone_number": phone_number,
+                               "weekly_hours": weekly_hours or []})
     if not Location.objects.filter(organization=org).exclude(pk=location.pk).exists():
         organization_take_first_location_zone(org=org, time_zone=location.timezone, actor=actor)
     return location
 
 
 def location_update(*, location: Location, actor=None, **changes) -> Location:
-    """Changes any of name, address, timezone, phone_number."""
+    """Changes any of name, address, timezone, phone_number, weekly_hours (the opening hours)."""
     return _update(LOCATION, location, actor=actor, changes=changes)
 
 

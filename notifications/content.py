@@ -10,7 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from core.links import call_url, webhook_subscription_url
+from core.links import alert_url, call_url, webhook_subscription_url
 
 from . import conf
 
@@ -114,11 +114,40 @@ def webhook_disabled(subscription, reason: str) -> Content:
     })
 
 
+def webhook_failing(subscription, consecutive_failures: int) -> Content:
+    return render("webhook_failing", "Webhook endpoint failing", {
+        "subscription": subscription, "failures": consecutive_failures,
+        "link": webhook_subscription_url(subscription.pk),
+    })
+
+
+def webhook_recovered(subscription) -> Content:
+    return render("webhook_recovered", "Webhook endpoint recovered", {
+        "subscription": subscription, "link": webhook_subscription_url(subscription.pk),
+    })
+
+
 def webhook_exhausted(delivery, subscription) -> Content:
     return render("webhook_exhausted", "Webhook event could not be delivered", {
         "subscription": subscription,
         "delivery": delivery,
         "link": webhook_subscription_url(subscription.pk),
+    })
+
+
+METRIC_WORDS = {
+    "calls": "calls", "abandoned_calls": "abandoned calls", "callbacks_waiting": "callbacks waiting",
+    "escalations_waiting": "escalations waiting", "unanswered_question_rate": "unanswered questions per call",
+    "webhook_failure_rate": "webhook failure rate", "line_silent": "calls (line silent)",
+}
+
+
+def alert(alert, *, rule_name: str, location_name: str | None, resolved: bool) -> Content:
+    where = location_name or "the whole organization"
+    state = "Resolved" if resolved else "Alert"
+    return render("alert", f"{state}: {rule_name} ({where})", {
+        "alert": alert, "rule_name": rule_name, "where": where, "resolved": resolved,
+        "metric": METRIC_WORDS.get(alert.metric, alert.metric), "link": alert_url(alert.pk),
     })
 
 

@@ -6,6 +6,7 @@ the change it tells about, with its subject and bodies rendered then (fixed once
 A Celery task sends a row under its lock and marks it sent in the same transaction, so a retry never mails twice.
 """
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -20,6 +21,7 @@ class Kind(models.TextChoices):
     MESSAGES = "messages", "Messages"
     ESCALATIONS = "escalations", "Escalations"
     WEBHOOK_PROBLEMS = "webhook_problems", "Webhook problems"
+    ALERTS = "alerts", "Alerts"
     # Sent to the invited address only; nobody subscribes to it, so it is not a recipient's field.
     INVITATIONS = "invitations", "Invitations"
     # A dashboard account's own mail (belonging to no organization, so no organization's list shows it): a password
@@ -30,7 +32,7 @@ class Kind(models.TextChoices):
 
 
 # The kinds a recipient chooses, each a boolean field of NotificationRecipient.
-KIND_FIELDS = (Kind.CALLBACK_REQUESTS, Kind.MESSAGES, Kind.ESCALATIONS, Kind.WEBHOOK_PROBLEMS)
+KIND_FIELDS = (Kind.CALLBACK_REQUESTS, Kind.MESSAGES, Kind.ESCALATIONS, Kind.WEBHOOK_PROBLEMS, Kind.ALERTS)
 
 
 class NotificationRecipient(OrgOwnedModel):
@@ -51,6 +53,11 @@ class NotificationRecipient(OrgOwnedModel):
     messages = models.BooleanField(default=False)
     escalations = models.BooleanField(default=False)
     webhook_problems = models.BooleanField(default=False)
+    alerts = models.BooleanField(default=False)
+    # The locations (knowledge.Location ids: that app sits above this one) this recipient hears about; null: the
+    # whole organization. A limited recipient (a location manager) gets the mail about things at those locations
+    # only, never about the organization as a whole (a location-less call, a webhook problem, an org-wide alert).
+    location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
 
     class Meta:
         constraints = [

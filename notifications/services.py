@@ -25,6 +25,7 @@ from django.utils import timezone
 from core.errors import Conflict, NotFound, ValidationFailed
 from knowledge.models import TeamMember
 from orgs.models import Organization
+from orgs.scopes import clean_location_ids
 from orgs.services import require_admin
 from orgs.tenancy import get_for_org
 
@@ -82,6 +83,8 @@ def _apply(org: Organization, recipient: NotificationRecipient, values: dict) ->
         setattr(recipient, kind, bool(values.get(kind)))
     if not recipient.kinds:
         raise ValidationFailed(form_errors=["Choose at least one kind of notification."])
+    location_ids = values.get("location_ids")
+    recipient.location_ids = None if not location_ids else clean_location_ids(org=org, location_ids=list(location_ids))
 
 
 def _save(recipient: NotificationRecipient) -> NotificationRecipient:
@@ -99,15 +102,18 @@ def _save(recipient: NotificationRecipient) -> NotificationRecipient:
 @transaction.atomic
 def recipient_create(
     *, org: Organization, by, team_member=None, email: str | None = None, callback_requests: bool = False,
-    messages: bool = False, escalations: bool = False, webhook_problems: bool = False,
+    messages: bool = False, escalations: bool = False, webhook_problems: bool = False, alerts: bool = False,
+    location_ids: list | None = None,
 ) -> NotificationRecipient:
     """Adds a recipient: a team member of the org (instance or id) or a plain e-mail address, with at least one
-    kind. Admins only (NotAnAdmin otherwise). ValidationFailed on bad input, Conflict when already listed."""
+    kind, hearing about the whole organization or, with `location_ids`, those locations only. Admins only
+    (NotAnAdmin otherwise). ValidationFailed on bad input, Conflict when already listed."""
     require_admin(user=by, org=org)
     recipient = NotificationRecipient(organization=org)
     _apply(org, recipient, {
         "team_member": team_member, "email": email, "callback_requests": callback_requests, "messages": messages,
-        "escalations": escalations, "webhook_problems": webhook_problems,
+        "escalations": escalations, "webhook_problems": webhook_problems, "alerts": alerts,
+        "location_ids": location_ids,
     })
     return _save(recipient)
 
@@ -118,12 +124,14 @@ def recipient_update(*, recipient: NotificationRecipient, by, **changes) -> Noti
     other). Admins only. The caller has scoped `recipient` to the org."""
     org = recipient.organization
     require_admin(user=by, org=org)
-    unknown = set(changes) - {"team_member", "email", *KIND_FIELDS}
+    unknown = set(changes) - {"team_member", "email", "location_ids", *KIND_FIELDS}
     if unknown:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(sorted(unknown))}"])
     locked = NotificationRecipient.objects.select_for_update().get(pk=recipient.pk)
-    values = {"team_member": locked.team_member_id, "email": locked.email,
+    values = {"team_member": locked.team_member_id, "email": locked.email, "location_ids": locked.location_ids,
               **{kind: getattr(locked, kind) for kind in KIND_FIELDS}}
+    if "location_ids" in changes:
+        values["location_ids"] = changes["location_ids"]
     if "team_member" in changes or "email" in changes:
         values["team_member"], values["email"] = changes.get("team_member"), changes.get("email")
     values.update({kind: changes[kind] for kind in KIND_FIELDS if kind in changes})
@@ -187,7 +195,8 @@ def notify_callback_requested(*, callback, call) -> list[EmailNotification]:
     """E-mails a new callback request to the "callback requests" recipients and the requested team member.
     Called by calls.services.tool_events.callback_request_create in its transaction (the call's lock held)."""
     addresses = [_member_address(callback.requested_team_member_id),
-                 *recipient_addresses(org_id=call.organization_id, kind=Kind.CALLBACK_REQUESTS)]
+                 *recipient_addresses(org_id=call.organization_id, kind=Kind.CALLBACK_REQUESTS,
+                                     location_id=call.location_id)]
     return _queue(org_id=call.organization_id, kind=Kind.CALLBACK_REQUESTS, source=f"callback_request:{callback.pk}",
                   addresses=addresses, mail=content.callback_requested(callback, call), call=call)
 
@@ -197,7 +206,8 @@ def notify_message_taken(*, message, call) -> list[EmailNotification]:
     calls.services.lifecycle.call_complete exactly where it emits `call.message_taken`, so an unscorable call's
     messages (robocalls, dialers, wrong numbers), which the spec does not announce, mail nobody either."""
     addresses = [_member_address(message.for_team_member_id),
-                 *recipient_addresses(org_id=call.organization_id, kind=Kind.MESSAGES)]
+                 *recipient_addresses(org_id=call.organization_id, kind=Kind.MESSAGES,
+                                     location_id=call.location_id)]
     return _queue(org_id=call.organization_id, kind=Kind.MESSAGES, source=f"message:{message.pk}",
                   addresses=addresses, mail=content.message_taken(message, call), call=call)
 
@@ -205,7 +215,8 @@ def notify_message_taken(*, message, call) -> list[EmailNotification]:
 def notify_escalation_triggered(*, escalation, call) -> list[EmailNotification]:
     """E-mails an escalation to the "escalations" recipients and the team member it was routed to."""
     addresses = [_member_address(escalation.destination_team_member_id),
-                 *recipient_addresses(org_id=call.organization_id, kind=Kind.ESCALATIONS)]
+                 *recipient_addresses(org_id=call.organization_id, kind=Kind.ESCALATIONS,
+                                     location_id=call.location_id)]
     return _queue(org_id=call.organization_id, kind=Kind.ESCALATIONS, source=f"escalation:{escalation.pk}",
                   addresses=addresses, mail=content.escalation_triggered(escalation, call), call=call)
 
@@ -233,6 +244,37 @@ def notify_webhook_exhausted(*, delivery, subscription) -> list[EmailNotificatio
                   source=f"webhook_exhausted:{delivery.pk}:{stamp}",
                   addresses=_webhook_addresses(delivery.organization_id),
                   mail=content.webhook_exhausted(delivery, subscription), inline=True)
+
+
+def notify_alert(*, alert, rule_name: str, location_name: str | None, resolved: bool) -> list[EmailNotification]:
+    """E-mails an alert's opening (or its resolution) to the "alerts" recipients who hear about its location (an
+    organization-wide alert: the organization-wide recipients only). Called by the alerts evaluation in its
+    transaction, inside a worker: sent inline after commit."""
+    state = "resolved" if resolved else "triggered"
+    return _queue(org_id=alert.organization_id, kind=Kind.ALERTS, source=f"alert_{state}:{alert.pk}",
+                  addresses=recipient_addresses(org_id=alert.organization_id, kind=Kind.ALERTS,
+                                                location_id=alert.location_id),
+                  mail=content.alert(alert, rule_name=rule_name, location_name=location_name, resolved=resolved),
+                  inline=True)
+
+
+def notify_webhook_failing(*, subscription, consecutive_failures: int, now) -> list[EmailNotification]:
+    """Tells the org's admins (and "webhook problems" recipients) that an endpoint has failed several times in a
+    row (the `webhook_subscription.failing` event's e-mail), once per failure streak."""
+    stamp = int(now.timestamp() * 1000)
+    return _queue(org_id=subscription.organization_id, kind=Kind.WEBHOOK_PROBLEMS,
+                  source=f"webhook_failing:{subscription.pk}:{stamp}",
+                  addresses=_webhook_addresses(subscription.organization_id),
+                  mail=content.webhook_failing(subscription, consecutive_failures), inline=True)
+
+
+def notify_webhook_recovered(*, subscription, now) -> list[EmailNotification]:
+    """Tells the same people that an endpoint announced as failing answered 2xx again."""
+    stamp = int(now.timestamp() * 1000)
+    return _queue(org_id=subscription.organization_id, kind=Kind.WEBHOOK_PROBLEMS,
+                  source=f"webhook_recovered:{subscription.pk}:{stamp}",
+                  addresses=_webhook_addresses(subscription.organization_id),
+                  mail=content.webhook_recovered(subscription), inline=True)
 
 
 def notify_invitation(*, invitation, invited_by) -> list[EmailNotification]:

@@ -244,6 +244,9 @@ class Location(OrgOwnedModel):
     address = models.CharField(max_length=5000)
     timezone = models.CharField(max_length=64)
     phone_number = models.CharField(max_length=32)
+    # When the location is open: local wall-clock windows in `timezone` (knowledge.weekly_hours), as a calendar's.
+    # Empty: open every hour. The line watchdog (alerts) counts expected calls only while the location is open.
+    weekly_hours = models.JSONField(default=list, blank=True)
 
     class Meta:
         db_table = "orgs_location"

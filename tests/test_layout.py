@@ -20,12 +20,14 @@ from django.apps import apps
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
-# core <- audit <- orgs <- knowledge, contacts <- notifications <- webhooks <- calls, meetings <- privacy (retention and
-# erasure reach every call and caller) <- dashboard, devtools <- the project (voiceagent: settings, root URLs, Celery,
-# the key authenticator, idempotency, middleware). The audit trail sits under orgs because the services of every app
-# above it write to it.
+# The domain: core <- audit <- orgs <- knowledge, contacts <- notifications <- webhooks <- calls, meetings <- privacy
+# (retention and erasure reach every call and caller), alerts (evaluated from every app's figures). Then the
+# interfaces: the /v1 pipeline (api) <- each app's api/runtime/hooks/management <- dashboard, devtools <- the project
+# (voiceagent: settings, root URLs, Celery, WSGI, middleware). The audit trail sits under orgs because the services
+# of every app above it write to it.
 RANKS = {"core": 0, "audit": 1, "orgs": 2, "knowledge": 3, "contacts": 3, "notifications": 4, "webhooks": 5,
-         "calls": 6, "meetings": 6, "privacy": 7, "api": 10, "dashboard": 12, "devtools": 12, "voiceagent": 13}
+         "calls": 6, "meetings": 6, "privacy": 7, "alerts": 7, "api": 10, "dashboard": 12, "devtools": 12,
+         "voiceagent": 13}
 PROJECT = "voiceagent"
 PIPELINE = "api"
 # Top-level directories that hold no product code: the tests, benchmarks, scripts and examples are clients of it.

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "meetings",
     "privacy",
     "notifications",
+    "alerts",
     "dashboard",
     "devtools",
 ]
@@ -307,6 +308,7 @@ SPECTACULAR_SETTINGS = {
         "api.docs.add_request_rules",
         "knowledge.api.escalation_rules.add_rule_conditions",
         "knowledge.api.call_fields.add_call_field_conditions",
+        "alerts.api.serializers.add_alert_rule_conditions",
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1",
@@ -382,6 +384,7 @@ CELERY_TASK_ROUTES = {
     "webhooks.purge_delivery_log": {"queue": "maintenance"},
     "notifications.sweep": {"queue": "maintenance"},
     "calls.abandon_stale_calls": {"queue": "maintenance"},
+    "alerts.evaluate": {"queue": "maintenance"},
     "orgs.purge_idempotency_keys": {"queue": "maintenance"},
     "audit.*": {"queue": "maintenance"},
     "privacy.*": {"queue": "maintenance"},
@@ -408,6 +411,7 @@ QUOTA_API_KEYS_PER_ORG = env.int("QUOTA_API_KEYS_PER_ORG", default=50)  # revoke
 ORGS_PER_USER_MAX = env.int("ORGS_PER_USER_MAX", default=20)
 ORG_CREATIONS_PER_USER_PER_HOUR = env.int("ORG_CREATIONS_PER_USER_PER_HOUR", default=5)
 QUOTA_REPLAY_DELIVERIES_PER_HOUR = env.int("QUOTA_REPLAY_DELIVERIES_PER_HOUR", default=100_000)
+QUOTA_ALERT_RULES_PER_ORG = env.int("QUOTA_ALERT_RULES_PER_ORG", default=50)
 # Test deliveries (webhooks.probe) run in the web request: their three POSTs share this many seconds in all (at
 # most 5: docs/webhooks.md#test-deliveries), and at most one web worker in four of each node runs one (at least 1).
 WEBHOOK_TEST_BUDGET_SECONDS = min(5.0, env.float("WEBHOOK_TEST_BUDGET_SECONDS", default=5.0))
@@ -431,6 +435,8 @@ _periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, tim
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
 _periodic("calls-abandon-stale", "calls.abandon_stale_calls", 60, time_limit=60)
+# Alert rules are evaluated every minute (alerts/tasks.py), on the maintenance queue.
+_periodic("alerts-evaluate", "alerts.evaluate", 60, time_limit=240)  # a first minute opens thousands
 _periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.

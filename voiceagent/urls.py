@@ -21,6 +21,7 @@ v1 = [
     path("", include("webhooks.api.urls")),
     path("", include("audit.api.urls")),
     path("", include("privacy.api.urls")),
+    path("", include("alerts.api.urls")),
     # After every app's `exports/<kind>.csv`: another format of a kind is 400 on `format`, anything else 404.
     path("exports/<str:name>", ExportFallbackView.as_view(kinds=EXPORT_KINDS)),
 ]

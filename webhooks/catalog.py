@@ -1,4 +1,5 @@
-"""The event catalog: the nine event types, what each means, and the JSON Schema (2020-12) of each envelope.
+"""The event catalog: every event type (the spec's nine, the alerts', the operational ones), what each means, and the
+JSON Schema (2020-12) of each envelope.
 
 The one source of the payload contract: `GET /v1/event-types` serves it, the OpenAPI document's `webhooks` section
 is built from it, and the test suite validates every event it makes against what the API serves. Written from the
@@ -9,7 +10,13 @@ Example payloads for test deliveries come from the apps that own the builders (c
 example builder here from their `ready()`, so this low-ranked app never imports them.
 """
 
+import uuid
 from collections.abc import Callable
+from datetime import timedelta
+
+from django.utils import timezone
+
+from core.timefmt import iso_ms
 
 from .models import API_VERSION, EVENT_TYPES
 
@@ -245,6 +252,53 @@ DATA_SCHEMAS["contact.erased"] = strict({
     "call_ids": {"type": "array", "items": UUID},
 })
 
+_ALERT = strict({
+    "alert_id": UUID,
+    "rule_id": nullable(UUID),
+    "rule_name": {"type": "string"},
+    "location_id": nullable(UUID),
+    "metric": {"enum": ["calls", "abandoned_calls", "callbacks_waiting", "escalations_waiting",
+                        "unanswered_question_rate", "webhook_failure_rate", "line_silent"]},
+    "comparator": {"enum": ["gt", "lt"]},
+    "value": {"type": "number"},
+    "threshold": {"type": "number"},
+    "window_minutes": {"type": "integer", "minimum": 15, "maximum": 1440},
+    "triggered_at": TIMESTAMP,
+    "resolved_at": nullable(TIMESTAMP),
+    "alert_url": {"type": "string", "format": "uri"},
+})
+DATA_SCHEMAS["alert.triggered"] = _ALERT
+DATA_SCHEMAS["alert.resolved"] = _ALERT
+DATA_SCHEMAS["location.line_silent"] = strict({
+    "alert_id": UUID,
+    "rule_id": nullable(UUID),
+    "location_id": UUID,
+    "expected_calls": {"type": "number", "minimum": 0},
+    "window_minutes": {"type": "integer", "minimum": 15, "maximum": 1440},
+    "silent_since": TIMESTAMP,
+})
+_SUBSCRIPTION_ID = {"type": "string", "minLength": 1}
+DATA_SCHEMAS["webhook_subscription.failing"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "consecutive_failures": {"type": "integer", "minimum": 1},
+    "failing_since": nullable(TIMESTAMP),
+    "last_status_code": nullable({"type": "integer"}),
+    "last_error": {"type": "string"},
+})
+DATA_SCHEMAS["webhook_subscription.disabled"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "reason": {"type": "string"},
+    "disabled_at": TIMESTAMP,
+})
+DATA_SCHEMAS["webhook_subscription.recovered"] = strict({
+    "subscription_id": _SUBSCRIPTION_ID,
+    "url": {"type": "string"},
+    "failing_since": nullable(TIMESTAMP),
+    "recovered_at": TIMESTAMP,
+})
+
 DESCRIPTIONS = {
     "call.ended": "A call finished and was classified as scorable. Carries the summary, the outcome, the "
     "organization's call fields as heard (`fields`), what was redacted from its text (`redaction`) and, for an "
@@ -263,6 +317,15 @@ DESCRIPTIONS = {
     "copies. Sent to every subscription that receives call events.",
     "contact.erased": "A caller was erased on their request (GDPR, CCPA): delete the contact and these calls in your "
     "systems. Ids only. Sent to every subscription that receives call or contact events.",
+    "alert.triggered": "An alert rule's condition held: an alert opened (docs/api.md#alerts).",
+    "alert.resolved": "An alert's metric was back within its rule's threshold for one whole window.",
+    "location.line_silent": "The line watchdog: a location expected calls in the window (from the same weekday and "
+    "hour of the last four weeks, while open) and none came.",
+    "webhook_subscription.failing": "Another subscription of the organization failed its fourth consecutive attempt. "
+    "Never sent to the failing endpoint itself.",
+    "webhook_subscription.disabled": "Another subscription of the organization was disabled automatically, with the "
+    "reason. Never sent to that endpoint itself.",
+    "webhook_subscription.recovered": "A subscription that was failing answered 2xx again.",
 }
 
 # Who receives the privacy events besides the subscriptions that list them: every subscription that got what they
@@ -290,6 +353,14 @@ CALL_ID_FIELDS = {
     "contact.created": "first_call_id",
     "call.content_deleted": "call_id",
 }
+
+# Every event about a call carries `sequence` (1, 2, 3 ... per call in emit order: webhooks.services.emit), so a
+# receiver can drop a stale update without needing ordered delivery (docs/webhooks.md#sequence).
+SEQUENCE = {"type": "integer", "minimum": 1}
+for _type in CALL_ID_FIELDS:
+    _schema = DATA_SCHEMAS[_type]
+    _schema["properties"]["sequence"] = SEQUENCE
+    _schema["required"] = [*_schema["required"], "sequence"]
 
 # Credentials an event carries for its receivers alone: (data field holding a URL, the URL's query parameter). The
 # event log (`GET /v1/events`, the Events page) shows them redacted (webhooks.feed), so a read-only key or a member
@@ -321,8 +392,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and
-    envelope schema."""
+    """`GET /v1/event-types`: the types in EVENT_TYPES order (the spec's nine, the privacy ones, the operational
+    ones), each with its description and envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 
@@ -338,4 +409,25 @@ def register_example(event_type: str, builder: Callable[[object], dict]) -> None
 
 
 def example_data(event_type: str, org) -> dict:
-    return _EXAMPLES[event_type](org)
+    data = _EXAMPLES[event_type](org)
+    return {**data, "sequence": 1} if event_type in CALL_ID_FIELDS else data
+
+
+def _operational_example(event_type: str) -> Callable[[object], dict]:
+    """The webhook subscriptions' own events: this app's, so their examples are built here."""
+
+    def build(org) -> dict:
+        now = timezone.now()
+        base = {"subscription_id": str(uuid.uuid4()), "url": "https://hooks.example.com/voice-agent"}
+        if event_type == "webhook_subscription.failing":
+            return {**base, "consecutive_failures": 4, "failing_since": iso_ms(now - timedelta(minutes=35)),
+                    "last_status_code": 503, "last_error": "HTTP 503"}
+        if event_type == "webhook_subscription.disabled":
+            return {**base, "reason": "The endpoint answered 410 Gone.", "disabled_at": iso_ms(now)}
+        return {**base, "failing_since": iso_ms(now - timedelta(hours=2)), "recovered_at": iso_ms(now)}
+
+    return build
+
+
+for _type in ("webhook_subscription.failing", "webhook_subscription.disabled", "webhook_subscription.recovered"):
+    register_example(_type, _operational_example(_type))

@@ -18,7 +18,8 @@ from orgs.tenancy import AtLocation, LocationRule, OrgOwnedModel, OrgOwnedQueryS
 
 from . import crypto
 
-# The nine event types of the spec, in the spec's order, then the privacy events.
+# The nine event types of the spec, in the spec's order, then the privacy events, then the operational ones: alerts
+# (the alerts app emits them), the line watchdog, and the webhook subscriptions' own health (the sender emits them).
 EVENT_TYPES = (
     "call.ended",
     "call.recording_ready",
@@ -32,6 +33,12 @@ EVENT_TYPES = (
     # Privacy (docs/privacy.md): a call's content was deleted; a caller was erased. Ids only.
     "call.content_deleted",
     "contact.erased",
+    "alert.triggered",
+    "alert.resolved",
+    "location.line_silent",
+    "webhook_subscription.failing",
+    "webhook_subscription.disabled",
+    "webhook_subscription.recovered",
 )
 API_VERSION = "v1"
 
@@ -109,6 +116,12 @@ class Subscription(OrgOwnedModel):
     # organization's, location-less events included. Never empty (orgs.scopes checks it); a location in use here
     # cannot be deleted (knowledge's delete guard), so a scope is never silently widened.
     location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
+
+    # Operational events (docs/webhooks.md#operational-events): failed attempts since the last success, and when
+    # `webhook_subscription.failing` was sent for the current streak (None: not sent; cleared by a success, which
+    # sends `webhook_subscription.recovered`).
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    failing_announced_at = models.DateTimeField(null=True, blank=True)
 
     # What `set_enabled` changes: save these (with updated_at) after it.
     ENABLED_FIELDS = ("enabled", "disabled_reason", "disabled_at", "failing_since")
@@ -199,6 +212,18 @@ class Event(models.Model):
     @property
     def data(self):
         return json.loads(self.payload)["data"]
+
+
+class CallEventSequence(models.Model):
+    """The last `sequence` given to an event about one call (docs/webhooks.md#sequence): emit takes the next under
+    this row's lock, so a call's events are numbered 1, 2, 3 ... in the order their transactions commit. The number
+    is in the stored body, so a retry or a replay carries the same one. Not a foreign key, as `Event.call_id`."""
+
+    call_id = models.UUIDField(primary_key=True)
+    last = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.call_id}: {self.last}"
 
 
 class Delivery(OrgOwnedModel):

@@ -1,5 +1,6 @@
 """Org-scoped reads of the webhooks app, for the API and the dashboard."""
 
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -183,4 +184,41 @@ def subscription_stats(subscription: Subscription, *, now=None) -> dict:
             "in_flight_limit": subscription.in_flight_limit or conf.max_in_flight(),
             "paused_until": subscription.paused_until if paused else None,
         },
+    }
+
+
+# --- reconciliation -----------------------------------------------------------------------------------------------
+
+# The events due to one subscription whose `created_at` falls on one UTC day, with their delivery's status. The
+# deliveries are read from the subscription's index from the day's start on (a replay writes a delivery later than
+# its event, never earlier).
+_RECONCILIATION_SQL = """
+    SELECT e.id, d.status
+      FROM webhooks_delivery d JOIN webhooks_event e ON e.id = d.event_id
+     WHERE d.subscription_id = %s AND d.created_at >= %s AND e.created_at >= %s AND e.created_at < %s
+"""
+
+
+def reconciliation_digest(event_ids) -> str:
+    """SHA-256 (hex) of the event ids sorted by their bytes and joined by one newline, no trailing newline (the
+    empty day: the digest of no bytes). docs/webhooks.md#reconciliation shows a receiver computing the same."""
+    return hashlib.sha256("\n".join(sorted(event_ids)).encode("ascii")).hexdigest()
+
+
+def subscription_reconciliation(subscription: Subscription, day) -> dict:
+    """`{date, event_count, event_ids_sha256, delivered, pending, failed}` over the events due to `subscription`
+    that were created on UTC `day`: what a receiver recomputes from the `webhook-id`s it got to prove it missed
+    nothing (or find that it did)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(_RECONCILIATION_SQL, [subscription.pk, start, start, start + timedelta(days=1)])
+        rows = cursor.fetchall()
+    statuses = [status for _, status in rows]
+    return {
+        "date": day.isoformat(),
+        "event_count": len(rows),
+        "event_ids_sha256": reconciliation_digest(event_id for event_id, _ in rows),
+        "delivered": statuses.count(Delivery.Status.SUCCEEDED),
+        "pending": statuses.count(Delivery.Status.PENDING),
+        "failed": statuses.count(Delivery.Status.FAILED),
     }

@@ -26,9 +26,20 @@ from django.db.models.functions import Coalesce, Greatest, Now
 
 from audit import services as audit
 from core import dbclock
-from notifications.services import notify_webhook_disabled, notify_webhook_exhausted
+from core.timefmt import iso_ms
+from notifications.services import (
+    notify_webhook_disabled,
+    notify_webhook_exhausted,
+    notify_webhook_failing,
+    notify_webhook_recovered,
+)
+from orgs.models import Organization
 
-from . import conf, crypto
+from . import (
+    conf,
+    crypto,
+    services,  # the module, not its names: services imports this one (through tasks)
+)
 from .models import Delivery, DeliveryAttempt, Subscription
 from .ssrf import masked_url
 from .transport import USER_AGENT, Outcome, post
@@ -237,7 +248,7 @@ _CLAIM_TEMPLATE = """
 # own per claim cost a worker as much as the claim).
 _SUBSCRIPTION_FIELDS = (
     "organization_id", "url", "enabled", "secret_encrypted", "previous_secret_encrypted", "previous_secret_expires_at",
-    "last_success_at", "failing_since", "in_flight_limit", "paused_until",
+    "last_success_at", "failing_since", "in_flight_limit", "paused_until", "failing_announced_at",
 )
 
 _SUBSCRIPTION_COLUMNS = ", ".join(f"sub.{name}" for name in _SUBSCRIPTION_FIELDS)
@@ -689,6 +700,7 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
             failed.append((delivery, outcome, exhausted))
         results[delivery.pk] = result
     _update_health(outcomes, mine, failed, now, written=healthy)
+    _announce_recoveries(outcomes, mine, now)
     return (results, claimed) if refill else results
 
 
@@ -812,9 +824,11 @@ def _update_health(outcomes, mine, failed, now, *, written=()) -> None:
         elif any(oks):
             # Sent concurrently, so there is no "last" outcome: the endpoint answered, and a new streak starts now.
             changes = {} if slow else _FULL_SHARE
-            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=now, **changes)
+            Subscription.objects.filter(pk=sub_id).update(last_success_at=now, failing_since=now,
+                                                          consecutive_failures=0, **changes)
         else:
             Subscription.objects.filter(pk=sub_id, failing_since__isnull=True).update(failing_since=now)
+            _count_failures(subscription, len(sub_outcomes), sub_outcomes[-1], now)
     if healthy:
         _mark_healthy(healthy, now)
     failing_subs = []
@@ -842,7 +856,7 @@ def _update_health(outcomes, mine, failed, now, *, written=()) -> None:
 _MARK_HEALTHY_SQL = """
     UPDATE webhooks_subscription AS s
        SET last_success_at = %(now)s, failing_since = NULL, in_flight_limit = NULL, slowed_reason = '',
-           slowed_at = NULL, paused_until = NULL
+           slowed_at = NULL, paused_until = NULL, consecutive_failures = 0
       FROM (SELECT id FROM webhooks_subscription WHERE id = ANY(%(ids)s::uuid[]) FOR UPDATE SKIP LOCKED) AS free
      WHERE s.id = free.id
 """
@@ -904,8 +918,69 @@ def _disable(subscription_id, reason: str, now) -> bool:
                  changes={"enabled": [True, False], "disabled_reason": ["", reason]})
     # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
     notify_webhook_disabled(subscription=subscription, reason=reason)
+    _announce(subscription, "webhook_subscription.disabled", {
+        "subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "reason": reason,
+        "disabled_at": subscription.disabled_at})
     logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
     return True
+
+
+# Operational events (docs/webhooks.md#operational-events): the organization's other subscriptions that choose them
+# and its "webhook problems" recipients hear that an endpoint is failing (its FAILING_AFTER-th consecutive failed
+# attempt), was disabled, or recovered (its first 2xx after `failing` was sent). Never the endpoint itself: it is
+# failing, and an event about its own trouble would only add to its queue. The endpoint's URL is masked there
+# (ssrf.masked_url): its path or query may hold a token, and the receivers may be another team's systems.
+FAILING_AFTER = 4
+_COUNT_FAILURES_SQL = """
+    UPDATE webhooks_subscription
+       SET consecutive_failures = consecutive_failures + %(failed)s,
+           failing_announced_at = CASE
+               WHEN failing_announced_at IS NULL AND consecutive_failures + %(failed)s >= %(after)s THEN %(now)s
+               ELSE failing_announced_at END
+     WHERE id = %(id)s
+    RETURNING consecutive_failures, failing_announced_at = %(now)s, failing_since
+"""
+
+
+def _count_failures(subscription: Subscription, failed: int, last: Outcome, now) -> None:
+    """Adds a batch's failed attempts to the endpoint's streak; at the FAILING_AFTER-th, once per streak, sends
+    `webhook_subscription.failing`. Runs in the record's transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNT_FAILURES_SQL, {"failed": failed, "after": FAILING_AFTER, "now": now,
+                                             "id": subscription.pk})
+        row = cursor.fetchone()
+    if row is None or not row[1]:
+        return
+    count, _, failing_since = row
+    data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "consecutive_failures": count,
+            "failing_since": failing_since, "last_status_code": last.status_code, "last_error": last.error[:500]}
+    _announce(subscription, "webhook_subscription.failing", data)
+    notify_webhook_failing(subscription=subscription, consecutive_failures=count, now=now)
+
+
+def _announce_recoveries(outcomes, mine, now) -> None:
+    """`webhook_subscription.recovered` for each endpoint of the batch that answered 2xx while `failing` had been
+    sent for it (as the claim read it); the conditional UPDATE sends it once, whichever worker records first."""
+    done = set()
+    for delivery, outcome in outcomes:
+        subscription = delivery.subscription
+        if not outcome.ok or delivery.pk not in mine or subscription.failing_announced_at is None \
+                or subscription.pk in done:
+            continue
+        done.add(subscription.pk)
+        with transaction.atomic():
+            if not Subscription.objects.filter(pk=subscription.pk, failing_announced_at__isnull=False).update(
+                    failing_announced_at=None, consecutive_failures=0):
+                continue
+            data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url),
+                    "failing_since": subscription.failing_since, "recovered_at": iso_ms(now)}
+            _announce(subscription, "webhook_subscription.recovered", data)
+            notify_webhook_recovered(subscription=subscription, now=now)
+
+
+def _announce(subscription: Subscription, event_type: str, data: dict) -> None:
+    org = Organization.objects.get(pk=subscription.organization_id)
+    services.emit(org=org, type=event_type, data=data, exclude_subscription_id=subscription.pk)
 
 
 def _disable_if_failing_too_long(subscription_id, now) -> None:

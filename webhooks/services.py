@@ -31,12 +31,15 @@ from core.timefmt import iso_ms
 from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden, location_ids_of
 
-from . import crypto, quotas
+from . import (
+    crypto,
+    quotas,
+    tasks,  # the module: tasks imports the sender, which imports this one
+)
 from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import masked_url, validate_url
-from .tasks import publisher
 
 __all__ = [
     "emit",
@@ -70,42 +73,55 @@ def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -
     return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the spec's field name
+def emit(*, org, type: str, data: dict, location_id=None, exclude_subscription_id=None) -> Event:  # noqa: A002
     """Writes the event and its deliveries in the current transaction; enqueues them after commit.
 
-    `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
+    `type` must be one of EVENT_TYPES (UnknownEventType otherwise: a bug in the caller). `data` is
     serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one
     pending delivery, due now: all of the organization's, whatever scope the caller acts within (a location
     manager's change is still delivered to the organization-wide subscriptions). The privacy events also go to
-    every subscription that received what they ask to delete (catalog.AUDIENCE).
+    every subscription that received what they ask to delete (catalog.AUDIENCE). `exclude_subscription_id` gets
+    none (an operational event about a failing endpoint never goes to that endpoint).
+
+    An event about a call gets the call's next `sequence` in its data (CallEventSequence, under that row's lock
+    until the caller's transaction ends, so the numbers follow the commit order of the call's events).
     """
-    return emit_many(org=org, type=type, items=[(data, location_id)])[0]
+    return emit_many(org=org, type=type, items=[(data, location_id)],
+                     exclude_subscription_id=exclude_subscription_id)[0]
 
 
-def emit_many(*, org, type: str, items: list[tuple[dict, object]]) -> list[Event]:  # noqa: A002
+def emit_many(*, org, type: str, items: list[tuple[dict, object]],  # noqa: A002
+              exclude_subscription_id=None) -> list[Event]:
     """`emit` for several events of one type at once, each `(data, location_id)`: one INSERT of the events, one
     read of the subscriptions per location among them, one INSERT of the deliveries (a purge emits one event per
-    call it empties: a statement per event would make it crawl). The events, in the order of `items`."""
+    call it empties: a statement per event would make it crawl), and for events about calls one statement taking
+    their `sequence` numbers. The events, in the order of `items`."""
     if type not in EVENT_TYPES:
         raise UnknownEventType(f"Unknown event type {type!r}")
     now = timezone.now()
     created_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
     due = dbclock.now()
-    events = []
-    for data, location_id in items:
-        event_id = Event.new_id()
-        events.append(Event(
-            id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at,
-            payload=envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data),
-            call_id=_call_id(type, data), location_id=location_id,
-        ))
+    call_ids = [_call_id(type, data) for data, _ in items]
     listing = Q(events__contains=[type])
     for implied in AUDIENCE.get(type, ()):
         listing |= Q(events__contains=[implied])
     subscribed = Subscription.objects.filter(listing, organization_id=org.pk, enabled=True)
+    if exclude_subscription_id is not None:
+        subscribed = subscribed.exclude(pk=exclude_subscription_id)
     with transaction.atomic():
+        sequences = _next_sequences([call_id for call_id in call_ids if call_id is not None])
+        events = []
+        for (data, location_id), call_id in zip(items, call_ids, strict=True):
+            if call_id is not None:
+                data = {**data, "sequence": sequences[call_id].pop(0)}
+            event_id = Event.new_id()
+            events.append(Event(
+                id=event_id, organization=org, type=type, api_version=API_VERSION, created_at=created_at,
+                payload=envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data),
+                call_id=call_id, location_id=location_id,
+            ))
         Event.objects.bulk_create(events)
         audiences: dict = {}
         for event in events:
@@ -119,13 +135,41 @@ def emit_many(*, org, type: str, items: list[tuple[dict, object]]) -> list[Event
                 for event in events for pk in audiences[event.location_id]
             ]
         )
-        publisher.publish_on_commit([delivery.pk for delivery in deliveries])
+        tasks.publisher.publish_on_commit([delivery.pk for delivery in deliveries])
     return events
+
+
+_NEXT_SEQUENCES_SQL = """
+    INSERT INTO webhooks_calleventsequence AS s (call_id, last)
+    SELECT * FROM unnest(%s::uuid[], %s::int[])
+    ON CONFLICT (call_id) DO UPDATE SET last = s.last + EXCLUDED.last
+    RETURNING s.call_id, s.last
+"""
+
+
+def _next_sequences(call_ids: list) -> dict:
+    """Each call's next event numbers, as many as it appears in `call_ids`, in one statement: {call_id: [n, ...]}.
+    The calls' rows stay locked until the caller's transaction ends; they are taken in id order, so two batches
+    over the same calls wait for each other instead of deadlocking."""
+    if not call_ids:
+        return {}
+    counts: dict = {}
+    for call_id in call_ids:
+        counts[call_id] = counts.get(call_id, 0) + 1
+    ordered = sorted(counts, key=str)
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_SEQUENCES_SQL, [ordered, [counts[call_id] for call_id in ordered]])
+        rows = cursor.fetchall()
+    by_id = {str(call_id): last for call_id, last in rows}
+    return {call_id: list(range(by_id[str(call_id)] - counts[call_id] + 1, by_id[str(call_id)] + 1))
+            for call_id in counts}
 
 
 def tombstone_data(data: dict, *, reason: str) -> dict:
     """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
     ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
+    if "sequence" in data:  # the call's event number is no content: a receiver still orders by it
+        ids["sequence"] = data["sequence"]
     return {**ids, "content_deleted": True, "content_deleted_reason": reason}
 
 
@@ -432,7 +476,7 @@ def delivery_retry(*, delivery: Delivery) -> Delivery:
     )
     if not updated:
         raise Conflict("delivery_id", "An attempt of this delivery is in progress; try again in a moment.")
-    publisher.publish_on_commit([delivery.pk])
+    tasks.publisher.publish_on_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
 
@@ -456,7 +500,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
     count = failed.count()
     quotas.take_replay_quota(subscription=locked, kind="recover", count=count)
     ids = _requeue_failed(subscription=locked, since=since, now=now)
-    publisher.publish_on_commit(ids)
+    tasks.publisher.publish_on_commit(ids)
     audit.record(org=subscription.organization, action="webhook_subscription.recovered", target=subscription,
                  target_label=masked_url(subscription.url),
                  changes={"since": [None, since], "requeued": [None, len(ids)]})

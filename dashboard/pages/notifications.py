@@ -1,6 +1,7 @@
-"""Settings → Notifications: who gets e-mailed about callback requests, messages, escalations and webhook
-problems. Members read the list; admins add (a team member or a typed address, with checkboxes per kind),
-edit and remove, through `notifications.services` (which checks the admin rule again).
+"""Settings → Notifications: who gets e-mailed about callback requests, messages, escalations, webhook problems and
+alerts, about the whole organization or only some of its locations. Members read the list; admins add (a team member
+or a typed address, with checkboxes per kind), edit and remove, through `notifications.services` (which checks the
+admin rule again).
 
 One template, three modes: the list with the add form, the edit form, and the remove confirmation.
 """
@@ -13,6 +14,7 @@ from django.views.generic import FormView, TemplateView
 from knowledge.models import TeamMember
 from notifications import selectors, services
 from notifications.models import KIND_FIELDS, EmailNotification, Kind, NotificationRecipient
+from orgs.models import Location
 from orgs.tenancy import get_for_org
 
 from ..forms import DashboardForm
@@ -25,8 +27,10 @@ KIND_HELP = {
     Kind.MESSAGES: "Every message a caller leaves, also those for a named team member (who always gets their own).",
     Kind.ESCALATIONS: "A call was handed to a human by an escalation rule.",
     Kind.WEBHOOK_PROBLEMS: (
-        "A webhook endpoint was disabled or an event could not be delivered (admins always get these)."
+        "A webhook endpoint is failing, was disabled, recovered, or an event could not be delivered (admins always "
+        "get these)."
     ),
+    Kind.ALERTS: "An alert rule fired or its alert resolved (Alerts).",
 }
 
 
@@ -49,6 +53,14 @@ class RecipientForm(DashboardForm):
         self.fields["team_member"].queryset = TeamMember.objects.for_org(org).order_by("name", "id")
         for kind in map(Kind, KIND_FIELDS):
             self.fields[kind.value] = forms.BooleanField(label=kind.label, required=False, help_text=KIND_HELP[kind])
+        locations = Location.objects.for_org(org).order_by("name", "id")
+        self.fields["location_ids"] = forms.MultipleChoiceField(
+            label="Only about these locations", required=False, widget=forms.CheckboxSelectMultiple,
+            choices=[(str(location.pk), location.name) for location in locations],
+            help_text="A location manager hears about their locations only. None checked: the whole organization.",
+        )
+        if not self.fields["location_ids"].choices:
+            del self.fields["location_ids"]
 
     def kind_fields(self):
         return [self[kind] for kind in KIND_FIELDS]
@@ -110,6 +122,7 @@ class RecipientEditView(RecipientFormMixin, RecipientMixin, FormView):
     def get_initial(self):
         recipient = self.get_recipient()
         return {"team_member": recipient.team_member_id, "email": recipient.email or "",
+                "location_ids": [str(pk) for pk in recipient.location_ids or []],
                 **{kind: getattr(recipient, kind) for kind in KIND_FIELDS}}
 
     def get_context_data(self, **kwargs):

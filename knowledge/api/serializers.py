@@ -1,10 +1,12 @@
 """The /v1 shapes of the knowledge base: locations, facts, team members."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.serializers import OutputModelSerializer, StrictInputSerializer
 from core.sqljson import column
 from knowledge.models import Fact, TeamMember
+from knowledge.weekly_hours import DAYS
 from orgs.models import Location
 
 
@@ -17,12 +19,24 @@ def service_args(data: dict, **renamed: str) -> dict:
 # --- Output shapes (docs/api.md#resources) -----------------------------------------------------------------------
 
 
+@extend_schema_field({"type": "array", "description": "Local times in the location's time zone; empty: open every "
+                      "hour.", "items": {
+                          "type": "object", "additionalProperties": False, "required": ["day", "start", "end"],
+                          "properties": {"day": {"type": "string", "enum": list(DAYS)},
+                                         "start": {"type": "string"}, "end": {"type": "string"}}}})
+class WeeklyHoursOutput(serializers.JSONField):
+    """A location's opening hours, as the calendars' `weekly_hours`."""
+
+
 class LocationSerializer(OutputModelSerializer):
-    """A place the organization answers calls for. `timezone` is an IANA name; `phone_number` is E.164."""
+    """A place the organization answers calls for. `timezone` is an IANA name; `phone_number` is E.164;
+    `weekly_hours` its opening hours (local times in `timezone`; empty: open every hour)."""
+
+    weekly_hours = WeeklyHoursOutput(read_only=True)
 
     class Meta:
         model = Location
-        fields = ["id", "name", "address", "timezone", "phone_number", "created_at", "updated_at"]
+        fields = ["id", "name", "address", "timezone", "phone_number", "weekly_hours", "created_at", "updated_at"]
 
 
 class FactSerializer(OutputModelSerializer):

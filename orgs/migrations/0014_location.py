@@ -1,7 +1,7 @@
 """Locations move back to orgs, beside the keys, members and invitations they limit (they had lived in knowledge since
 knowledge 0001). The table keeps its name (`orgs_location`): only Django's state changes, no row, column, index or
-constraint. Other apps' foreign keys follow (calls 0018, privacy 0003, knowledge 0004), then knowledge's old state
-goes (knowledge 0004)."""
+constraint. Other apps' foreign keys follow (calls 0018, privacy 0003, alerts 0002, knowledge 0005), then knowledge's old
+state goes (knowledge 0005)."""
 
 import django.db.models.deletion
 import uuid
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('orgs', '0013_api_key_privacy_scope'),
-        ('knowledge', '0003_names_unique_per_location'),
+        ('knowledge', '0004_location_weekly_hours'),
         ('contenttypes', '0002_remove_content_type_name'),
     ]
 
@@ -43,6 +43,7 @@ class Migration(migrations.Migration):
                         ('address', models.CharField(max_length=5000)),
                         ('timezone', models.CharField(max_length=64)),
                         ('phone_number', models.CharField(max_length=32)),
+                        ('weekly_hours', models.JSONField(blank=True, default=list)),
                         ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='orgs.organization')),
                     ],
                     options={

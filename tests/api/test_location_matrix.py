@@ -5,6 +5,8 @@ changed), and every list, filter, count and search leaves the L2 rows out."""
 import pytest
 from rest_framework.test import APIClient
 
+from alerts.models import Alert
+from alerts.services import alert_rule_create
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import (
     calendar_create,
@@ -85,8 +87,13 @@ def world(org, l1, l2, settings):
     subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"],
                                           location_ids=[l2.id])
     emit(org=org, type="call.ended", data={"call_id": str(call.id)}, location_id=l2.id)
+    alert_rule = alert_rule_create(org=org, name="L2 watch", metric="calls", comparator="gt", threshold=0,
+                                   window_minutes=60, location_ids=[l2.id], channels=[])
     erasure = erasure_request_create(org=org, phone_number="+14155550999", suppress=True)  # its worker never runs
     return {
+        "alert_rule": alert_rule,
+        "alert": Alert.objects.create(organization=org, rule=alert_rule, location=l2, metric="calls", value=3,
+                                      threshold=0, window_minutes=60, triggered_at=call.started_at),
         "location": l2,
         "fact": fact_create(org=org, label="L2 hours", content="9-5", location=l2),
         "team_member": member,

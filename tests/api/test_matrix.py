@@ -9,6 +9,8 @@ from django.urls import get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from alerts.models import Alert
+from alerts.services import alert_rule_create
 from audit.models import AuditEvent, AuditVerification
 from calls.models import Booking, CallbackRequest, Escalation, Message
 from knowledge.services import (
@@ -52,6 +54,10 @@ BODIES = {
     "/v1/bookings/{booking}/cancel": {},
     "/v1/call-fields": {"name": "matrix_field", "label": "Matrix", "type": "string"},
     "/v1/call-fields/{call_field}": {"label": "Matrix"},
+    "/v1/alert-rules": {"name": "Matrix alert", "metric": "calls", "comparator": "gt", "threshold": 5,
+                        "window_minutes": 60},
+    "/v1/alert-rules/{alert_rule}": {"enabled": False},
+    "/v1/alerts/{alert}/acknowledge": {},
     "/v1/privacy/redaction": {"kinds": ["card_number", "email"]},
     "/v1/privacy/retention": {"recordings_days": 30},
     "/v1/privacy/erasure-requests": {"phone_number": "+14155550123"},
@@ -76,6 +82,7 @@ ENDPOINTS = {
     "/v1/webhook-subscriptions/{subscription}/rotate-secret": ("post",),
     "/v1/webhook-subscriptions/{subscription}/deliveries": ("get",),
     "/v1/webhook-subscriptions/{subscription}/stats": ("get",),
+    "/v1/webhook-subscriptions/{subscription}/reconciliation": ("get",),
     "/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/retry": ("post",),
     "/v1/webhook-subscriptions/{subscription}/recover": ("post",),
     "/v1/webhook-subscriptions/{subscription}/replay": ("post",),
@@ -112,6 +119,11 @@ ENDPOINTS = {
     **{f"/v1/exports/{kind}.csv": ("get",) for kind in (
         "calls", "contacts", "bookings", "orders", "callbacks", "messages", "escalations")},
     "/v1/exports/{export}": ("get",),  # any other name: another format of a kind (400) or nothing (404)
+    "/v1/alert-rules": ("get", "post"),
+    "/v1/alert-rules/{alert_rule}": ("get", "patch", "delete"),
+    "/v1/alerts": ("get",),
+    "/v1/alerts/{alert}": ("get",),
+    "/v1/alerts/{alert}/acknowledge": ("post",),
     "/v1/calls/{call}/content": ("delete",),
     "/v1/privacy/retention": ("get", "patch"),
     "/v1/privacy/erasure-requests": ("get", "post"),
@@ -183,8 +195,13 @@ def world(org, admin, settings):
     call = runtime.call(call_id)
     subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
     emit(org=org, type="call.ended", data={"call_id": str(call.id)})
+    alert_rule = alert_rule_create(org=org, name="Matrix watch", metric="calls", comparator="gt", threshold=0,
+                                   window_minutes=60, location_ids=[location.pk], channels=[])
     erasure = erasure_request_create(org=org, phone_number="+14155550999", suppress=True)  # its worker never runs
     return {
+        "alert_rule": alert_rule,
+        "alert": Alert.objects.create(organization=org, rule=alert_rule, location=location, metric="calls", value=3,
+                                      threshold=0, window_minutes=60, triggered_at=call.started_at),
         "location": location,
         "fact": fact_create(org=org, label="Hours", content="9-5"),
         "team_member": team_member_create(org=org, name="Sam"),
@@ -218,7 +235,7 @@ def snapshot() -> dict:
     state = {}
     for model in apps.get_models():
         if model._meta.app_label not in {"orgs", "knowledge", "contacts", "calls", "webhooks", "meetings",
-                                         "notifications", "audit", "privacy"}:
+                                         "notifications", "audit", "privacy", "alerts"}:
             continue
         manager = model._default_manager
         state[model._meta.label] = manager.count()

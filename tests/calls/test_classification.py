@@ -26,7 +26,7 @@ def test_real_engagement_is_scored_and_emits_contact_ended_and_message(runtime, 
     assert events(org, "contact.created")[0].data == {
         "contact_id": str(contact.id), "phone": "+14155550123", "name": "Jordan Miles",
         "email": "jordan@example.com", "first_call_id": str(call.id),
-        "first_call_at": "2026-11-20T12:01:35.000Z", "source": "inbound_call",
+        "first_call_at": "2026-11-20T12:01:35.000Z", "source": "inbound_call", "sequence": 1,
     }
 
 

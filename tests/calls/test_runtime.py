@@ -138,7 +138,7 @@ def test_a_retried_recording_upload_stores_once_and_emits_once(runtime, org):
     assert Recording.objects.count() == 1
     assert event_types(org) == ["call.recording_ready"]
     assert events(org)[0].data == {"call_id": str(runtime.call(call_id).id), "location_id": None,
-                                   "duration_seconds": 42, "recording_available": True}
+                                   "duration_seconds": 42, "recording_available": True, "sequence": 1}
 
 
 def test_a_completion_whose_start_was_lost_creates_the_call(runtime, org):
@@ -194,7 +194,7 @@ def test_mid_call_events_go_out_at_once_before_completion(runtime, org):
     assert escalated.data == {
         "call_id": str(call.id), "location_id": None, "rule_id": str(rule.id), "rule_name": "Manager",
         "destination_type": "team_member", "destination_id": str(member.id), "destination_phone": "+14155550112",
-        "triggered_by": "keyword", "context": "I want a manager",
+        "triggered_by": "keyword", "context": "I want a manager", "sequence": 1,
     }
     booking = Booking.objects.get()
     assert booked.data == {
@@ -203,6 +203,7 @@ def test_mid_call_events_go_out_at_once_before_completion(runtime, org):
         "start_at": "2026-11-25T19:00:00.000Z", "end_at": "2026-11-25T20:30:00.000Z",
         "timezone": "America/Los_Angeles", "contact_id": None, "contact_name": "Jordan Miles",
         "contact_email": "jordan@example.com", "contact_phone": "+14155550123", "source": "voice_agent",
+        "sequence": 2,
     }
     assert Escalation.objects.count() == 1
 
@@ -253,6 +254,7 @@ def test_messages_are_stored_and_announced(runtime, org):
         "call_id": str(call.id), "location_id": None, "contact_id": str(call.contact_id),
         "for_team_member_id": str(member.id), "for_team_member_name": "Maria Lopez",
         "message": message.message, "caller_name": "Jordan Miles", "callback_number": "+14155550123",
+        "sequence": 3,
     }
 
 

@@ -39,9 +39,12 @@ def test_every_scenario_runs_and_every_event_validates_against_its_schema(furnis
         {line["call_id"] for line in lines}
     )
     emitted = events(furnished_org)
-    # Every call event; not the meetings product's, nor the privacy ones (nothing is deleted or erased here).
+    # Every call event; not the meetings product's, the privacy ones (nothing is deleted or erased here), the alerts'
+    # or the webhook subscriptions' operational ones.
     assert {e.type for e in emitted} == set(EVENT_TYPES) - {
-        "meeting.outcome_approved", "call.content_deleted", "contact.erased"}
+        "meeting.outcome_approved", "call.content_deleted", "contact.erased",
+        "alert.triggered", "alert.resolved", "location.line_silent",
+        "webhook_subscription.failing", "webhook_subscription.disabled", "webhook_subscription.recovered"}
     for event in emitted:
         assert_valid_event(event)
     assert Order.objects.filter(canceled_by="caller_via_phone").count() == 2

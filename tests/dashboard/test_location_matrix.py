@@ -30,7 +30,7 @@ ROWS = {
     "member_id": "team_member", "rule_id": "escalation_rule", "calendar_id": "calendar", "booking_id": "booking",
     "subscription_id": "subscription", "delivery_id": "delivery", "field_id": "call_field",
     "membership_id": "membership", "invitation_id": "invitation", "key_id": "api_key", "recipient_id": "recipient",
-    "meeting_id": "meeting", "suppression_id": "suppression",
+    "meeting_id": "meeting", "suppression_id": "suppression", "alert_id": "alert",
 }
 INBOX_KINDS = ("callback", "message", "escalation")
 # Not org pages: e-mailed links, whose token is the authority (test_invitations.py, test_accounts.py).

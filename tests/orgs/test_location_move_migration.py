@@ -15,7 +15,7 @@ from orgs.models import ApiKey, Location
 from privacy.models import LocationRetention
 
 MOVE = [("orgs", "0014_location"), ("calls", "0018_location_in_orgs"), ("privacy", "0003_location_in_orgs"),
-        ("knowledge", "0004_location_in_orgs")]
+        ("knowledge", "0005_location_in_orgs"), ("alerts", "0002_location_in_orgs")]
 TABLES = ["orgs_location", "orgs_fact", "calls_escalationrule", "calls_calendar", "calls_call", "calls_booking",
           "privacy_locationretention", "orgs_apikey"]
 

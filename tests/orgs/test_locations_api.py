@@ -17,6 +17,7 @@ def location_body(location: Location) -> dict:
         "address": location.address,
         "timezone": location.timezone,
         "phone_number": location.phone_number,
+        "weekly_hours": location.weekly_hours,
         "created_at": iso_ms(location.created_at),
         "updated_at": iso_ms(location.updated_at),
     }
@@ -27,6 +28,15 @@ def test_get_one(api, location):
     assert response.status_code == 200
     assert response.json() == {"data": location_body(location)}
     assert response.json()["data"]["phone_number"] == "+14155550100"
+
+
+def test_a_location_shows_its_opening_hours_as_stored(api, location):
+    hours = [{"day": "mon", "start": "09:00", "end": "17:00"}, {"day": "sat", "start": "10:00", "end": "14:00"}]
+    services.location_update(location=location, weekly_hours=hours)
+    response = api.get(f"/v1/locations/{location.id}")
+    assert response.status_code == 200
+    assert response.json()["data"]["weekly_hours"] == hours
+    assert api.get("/v1/locations").json()["data"][0]["weekly_hours"] == hours
 
 
 def test_list_shows_only_the_orgs_locations_newest_first(api, org, location, other_location):

@@ -73,11 +73,12 @@ def test_deleting_the_content_leaves_exactly_the_tombstone(api, runtime, party_s
     assert [word for word in CALLER_WORDS if word in text] == []
 
     deleted = Event.objects.get(type="call.content_deleted")
+    # The call's fifth event (docs/webhooks.md#sequence), after the four of its completion and recording.
     assert deleted.data == {"call_id": str(call.pk), "location_id": None, "parts": ["transcript", "recording"],
-                            "reason": "request"}
+                            "reason": "request", "sequence": 5}
     ended = Event.objects.get(type="call.ended")
     assert ended.data == {"call_id": str(call.pk), "location_id": None, "contact_id": str(call.contact_id),
-                          "content_deleted": True, "content_deleted_reason": "request"}
+                          "sequence": 2, "content_deleted": True, "content_deleted_reason": "request"}
     entry = AuditEvent.objects.get(action="call.content_deleted")
     assert (entry.target_id, entry.changes) == (str(call.pk), {"parts": [None, ["transcript", "recording"]],
                                                                "reason": [None, "request"]})

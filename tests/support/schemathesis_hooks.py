@@ -30,6 +30,7 @@ SEMANTIC_REFUSALS = {
     # A date-time's years are 2000 to 2100 (docs/api.md#limits): JSON Schema's `format` has no bounds.
     "since": (r"Must be within the last", r"Must not be in the future",
               r"Enter a date from 2000-01-01 to 2100-12-31\."),
+    "date": (r"Enter a date from 2000-01-01 to 2100-12-31\.",),  # a reconciliation's day, likewise
     "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before",
               r"Enter a date from 2000-01-01 to 2100-12-31\.",
               r"until must not be before since\.", r"The range may span at most \d+ days\."),  # analytics' range

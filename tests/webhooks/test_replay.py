@@ -95,7 +95,9 @@ def test_a_disabled_subscription_is_409_and_nothing_is_queued(api, org):
             "Unknown event type(s): call.started. Allowed: call.ended, call.recording_ready, "
             "call_order.status_changed, call.callback_requested, call.message_taken, call.escalation_triggered, "
             "call.appointment_booked, contact.created, meeting.outcome_approved, call.content_deleted, "
-            "contact.erased."]}),
+            "contact.erased, alert.triggered, alert.resolved, "
+            "location.line_silent, webhook_subscription.failing, webhook_subscription.disabled, "
+            "webhook_subscription.recovered."]}),
         ({"types": []}, {"types": ["This list may not be empty."]}),
     ],
 )

@@ -48,7 +48,8 @@ class EventTypeListView(OrgAPIView):
     @extend_schema(
         tags=TAGS,
         summary="The event catalog",
-        description="The nine event types, each with a JSON Schema (2020-12) of its envelope.",
+        description="Every event type (the spec's nine, then the alerts' and the operational ones), each with a JSON "
+        "Schema (2020-12) of its envelope.",
         operation_id="event_types_list",
         responses={
             200: inline_serializer(name="EventTypeList", fields={"data": EventTypeSerializer(many=True)}),

@@ -31,6 +31,6 @@ def _operation(event_type: str) -> dict:
 
 
 def add_event_webhooks(result, generator, request, public):
-    """drf-spectacular postprocessing hook: the nine event types as OpenAPI 3.1 webhooks."""
+    """drf-spectacular postprocessing hook: every event type as OpenAPI 3.1 webhooks."""
     result["webhooks"] = {event_type: {"post": _operation(event_type)} for event_type in EVENT_TYPES}
     return result

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api.serializers import RangeDateTimeField, StrictInputSerializer, TimestampField
+from api.serializers import RangeDateField, RangeDateTimeField, StrictInputSerializer, TimestampField
 from api.views import ListParams
 
 from ..models import EVENT_TYPES, Delivery, DeliveryAttempt, Subscription
@@ -249,3 +249,25 @@ class SubscriptionStatsSerializer(serializers.Serializer):
     windows = StatsWindowsSerializer()
     waiting = StatsWaitingSerializer()
     slowed_down = StatsSlowedSerializer()
+
+
+class ReconciliationParams(serializers.Serializer):
+    date = RangeDateField(input_formats=["%Y-%m-%d"], help_text="A UTC day, YYYY-MM-DD.")
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown query parameter."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class ReconciliationSerializer(serializers.Serializer):
+    """The events due to the subscription that were created on `date` (UTC): how many, the SHA-256 of their sorted
+    ids (docs/webhooks.md#reconciliation), and their deliveries by status."""
+
+    date = serializers.DateField()
+    event_count = serializers.IntegerField()
+    event_ids_sha256 = serializers.CharField(help_text="Hex SHA-256 of the sorted event ids joined by \\n.")
+    delivered = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    failed = serializers.IntegerField()

@@ -17,6 +17,11 @@ urlpatterns = [
     ),
     path("webhook-subscriptions/<str:pk>/stats", views.StatsView.as_view(), name="webhook-subscription-stats"),
     path(
+        "webhook-subscriptions/<str:pk>/reconciliation",
+        views.ReconciliationView.as_view(),
+        name="webhook-subscription-reconciliation",
+    ),
+    path(
         "webhook-subscriptions/<str:pk>/deliveries/<str:delivery_id>/retry",
         views.DeliveryRetryView.as_view(),
         name="webhook-delivery-retry",

@@ -11,6 +11,8 @@ from .. import probe, quotas, replay, selectors, services
 from ..models import Subscription
 from .serializers import (
     DeliverySerializer,
+    ReconciliationParams,
+    ReconciliationSerializer,
     RecoverInput,
     RecoverResultSerializer,
     ReplayInput,
@@ -131,6 +133,24 @@ class DeliveryListView(SubscriptionBaseView):
             selectors.delivery_log(subscription), params, scope=f"webhook-deliveries:{subscription.pk}"
         )
         return list_response(DeliverySerializer(rows, many=True).data, has_more, cursor)
+
+
+class ReconciliationView(SubscriptionBaseView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Reconcile a day of events",
+        description="Over the events due to this subscription that were created on `date` (a UTC day): their "
+        "number, the SHA-256 of their sorted ids joined by newlines (docs/webhooks.md#reconciliation shows the exact "
+        "bytes and a receiver's check), and how many of their deliveries succeeded, are pending or failed.",
+        operation_id="webhook_subscription_reconciliation",
+        parameters=[ReconciliationParams],
+        responses={200: envelope(ReconciliationSerializer), **error_responses(400, 404)},
+    )
+    def get(self, request, pk):
+        params = self.validate_query(ReconciliationParams)
+        subscription = self.get_object(pk)
+        result = selectors.subscription_reconciliation(subscription, params["date"])
+        return data_response(ReconciliationSerializer(result).data)
 
 
 class StatsView(SubscriptionBaseView):

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("calls", "0001_initial"),
-        ("notifications", "0004_account_mails"),
+        ("notifications", "0005_alerts_kind_and_recipient_locations"),
     ]
 
     operations = [

@@ -9,7 +9,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('calls', '0018_location_in_orgs'),
-        ('knowledge', '0003_names_unique_per_location'),
+        ('knowledge', '0004_location_weekly_hours'),
+        ('alerts', '0002_location_in_orgs'),
         ('orgs', '0014_location'),
         ('privacy', '0003_location_in_orgs'),
     ]
