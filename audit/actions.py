@@ -52,6 +52,9 @@ ACTIONS = {
     "call_field.created": "A call field was created.",
     "call_field.updated": "A call field changed.",
     "call_field.deleted": "A call field was deleted (past calls keep their values).",
+    # Contacts
+    "contact.filled": "A key or member limited to locations created a contact under a number the organization has "
+                      "for a contact they cannot see: that contact took the fields it lacked (their names only).",
     # Calls' follow-ups
     "order.status_changed": "An order's status changed.",
     "booking.canceled": "A booking was canceled.",
