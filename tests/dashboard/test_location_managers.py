@@ -233,3 +233,20 @@ def test_a_location_manager_adding_a_number_only_another_location_knows_sees_a_c
         assert refused.status_code == 200
         assert refused.context["form"].errors["phone_number"] == ["A contact with this phone number already exists."]
     assert Contact.objects.filter(organization=org).count() == 3
+
+
+def test_a_location_manager_names_a_call_field_as_only_another_location_does(manager_client, org, l1, l2):
+    """Issue 35 item 11: Uptown's `party_size` leaves the name free for Downtown's manager; their own one is the
+    form's 409."""
+    from knowledge.models import CallField
+    from knowledge.services import call_field_create
+
+    call_field_create(org=org, name="party_size", label="Guests", type="number", location_ids=[l2.pk])
+    body = {"name": "party_size", "label": "Party size", "type": "number", "location_ids": [str(l1.pk)]}
+    assert manager_client.post("/settings/call-fields/new/", body).status_code == 302
+    again = manager_client.post("/settings/call-fields/new/", body)
+    assert again.status_code == 200
+    assert again.context["form"].errors["name"] == [
+        "A call field with this name already applies to one of these locations."]
+    assert sorted(CallField.objects.filter(organization=org).values_list("location_ids", flat=True)) == sorted(
+        [[l1.pk], [l2.pk]])
