@@ -57,6 +57,9 @@ ACTIONS = {
     "alert_rule.updated": "An alert rule changed.",
     "alert_rule.deleted": "An alert rule was deleted.",
     "alert.acknowledged": "An alert was acknowledged.",
+    # Contacts
+    "contact.filled": "A key or member limited to locations created a contact under a number the organization has "
+                      "for a contact they cannot see: that contact took the fields it lacked (their names only).",
     # Calls' follow-ups
     "order.status_changed": "An order's status changed.",
     "booking.canceled": "A booking was canceled.",

@@ -7,7 +7,12 @@ under `fieldErrors.fields`, each message naming the call field (`party_size: mus
 """
 
 import datetime
+import json
 import math
+import operator
+from functools import reduce
+
+from django.db.models import Q
 
 from core import numbers
 from core.errors import ValidationFailed
@@ -78,24 +83,44 @@ def _entry_problem(entry) -> str | None:
     return None
 
 
-def call_field_filter(*, org, raw: dict[str, str]) -> dict:
-    """`{name: raw value}` of a call list's `fields.<name>=` filters as the containment the calls must satisfy,
-    `{name: {"value": typed value}}` (answered by the GIN index on calls.fields). A name that is not one of the
-    org's call fields, or a value not of its type, is a 400 under `fields.<name>` (the API: `fields`,
-    `<name>: <problem>`)."""
-    known = {field.name: field for field in CallField.objects.for_org(org).filter(name__in=list(raw))}
-    errors, wanted = {}, {}
+def call_field_filter(*, org, raw: dict[str, str]) -> Q:
+    """`{name: raw value}` of a call list's `fields.<name>=` filters as the condition the calls must satisfy: each
+    value as the containment `{name: {"value": typed value}}` (answered by the GIN index on calls.fields). A name
+    that is not one of the org's call fields (as `org`'s scope sees them), or a value that none of its definitions
+    accepts, is a 400 under `fields.<name>` (the API: `fields`, `<name>: <problem>`).
+
+    A name may have several definitions, at locations that do not meet (knowledge.services): a call stored one
+    name under one of them, and the value is read by each (`4` is a number for one and the text "4" for another).
+    A call matches under any reading; the names read one way share one containment, as with a single definition."""
+    definitions: dict[str, list[CallField]] = {}
+    for field in CallField.objects.for_org(org).filter(name__in=list(raw)).order_by("name", "id"):
+        definitions.setdefault(field.name, []).append(field)
+    errors, readings = {}, {}
     for name, value in sorted(raw.items()):
-        if name not in known:
+        if name not in definitions:
             _problems(errors, name, "not a call field of this organization")
             continue
-        try:
-            wanted[name] = {"value": parse_filter_value(known[name], value)}
-        except ValueError as problem:
-            _problems(errors, name, str(problem))
+        typed, problems = {}, []
+        for field in definitions[name]:
+            try:
+                parsed = parse_filter_value(field, value)
+            except ValueError as problem:
+                problems.append(str(problem))
+                continue
+            typed.setdefault(json.dumps(parsed), parsed)  # by JSON: True and 1 are different values here
+        if not typed:
+            for problem in sorted(set(problems)):
+                _problems(errors, name, problem)
+            continue
+        readings[name] = list(typed.values())
     if errors:
         raise ValidationFailed(field_errors=errors)
-    return wanted
+    single = {name: {"value": values[0]} for name, values in readings.items() if len(values) == 1}
+    condition = Q(fields__contains=single) if single else Q()
+    for name, values in readings.items():
+        if len(values) > 1:
+            condition &= reduce(operator.or_, (Q(fields__contains={name: {"value": value}}) for value in values))
+    return condition
 
 
 def parse_filter_value(field: CallField, raw: str):

@@ -41,12 +41,13 @@ _HANDLED = {
 
 
 def call_columns(org) -> list[Column]:
-    """`GET /v1/calls`'s item, then one `fields.<name>` column per call field the organization has now (by name):
-    the value the call stored under that name, empty when it has none (a call stored under a name since renamed
-    keeps it under the old one, which is no longer a column). The recording and the order are probed per row (an
-    index read each), as the list's SQL does: a join would let the planner sort the whole result before the first
-    row leaves."""
-    names = call_field_list(org=org).order_by("name").values_list("name", flat=True)
+    """`GET /v1/calls`'s item, then one `fields.<name>` column per call field name the organization has now: the
+    value the call stored under that name, empty when it has none (a call stored under a name since renamed keeps
+    it under the old one, which is no longer a column). Definitions of one name at different locations share its
+    column: a call stores a name under the one definition of its location. The recording and the order are probed
+    per row (an index read each), as the list's SQL does: a join would let the planner sort the whole result
+    before the first row leaves."""
+    names = call_field_list(org=org).order_by("name").values_list("name", flat=True).distinct()
     return [*_call_columns(), *(
         Column(f"fields.{name}", source=KeyTransform("value", KeyTransform(name, "fields"))) for name in names
     )]

@@ -38,7 +38,7 @@ def call_filter(
     `{call field name: raw value}` (calls.call_fields.call_field_filter)."""
     calls = Call.objects.for_org(org)
     if fields:
-        calls = calls.filter(fields__contains=call_field_filter(org=org, raw=fields))
+        calls = calls.filter(call_field_filter(org=org, raw=fields))
     if disposition is not None:
         calls = calls.filter(disposition=disposition)
     if scorable is not None:

@@ -4,17 +4,24 @@ Uniqueness of a phone number per org is the database's job (a unique constraint)
 the IntegrityError into `Conflict("phone_number")`, so a race gives one row and 409s, never a duplicate or a 500.
 These services emit no events: `contact.created` is emitted by the calls app, because only a call knows whether
 it was real engagement.
+
+A principal limited to locations (a key, a location manager) sees a contact only once it has a call at one of its
+locations (docs/api.md#locations-and-scope), so a 409 for a number held by a contact it cannot see would tell it that
+the organization knows that caller. Its create is answered as if the number were free instead (`contact_create`).
 """
 
 import copy
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from audit import services as audit
 from core.errors import Conflict, ValidationFailed
 from core.validation import check_email, check_lengths, optional_text
 from orgs.models import Organization
 from orgs.phones import normalize_phone
+from orgs.tenancy import location_ids_of
 
 from .models import Contact
 
@@ -56,6 +63,8 @@ def contact_create(
 
     Raises ValidationFailed (`fieldErrors.phone_number`) for a number that does not parse or is not valid, and
     Conflict("phone_number") when the org already has a contact with that number, also when two requests race.
+    For `org` seen through a location scope, that contact may be one the scope cannot see: then the create is
+    answered as if the number were free (`_create_within_scope`).
     """
     if source not in Contact.Source.values:
         raise ValidationFailed(field_errors={"source": [f"Source must be one of {', '.join(Contact.Source.values)}."]})
@@ -74,13 +83,64 @@ def contact_create(
         source=source,
         first_call_id=_call_id(first_call),
     )
+    if location_ids_of(org) is not None:
+        return _create_within_scope(org, contact)
+    _insert(contact)
+    return contact
+
+
+def _insert(contact: Contact) -> None:
+    """Saves a new contact, or Conflict("phone_number") when its number is taken (also by a racing insert)."""
     try:
         # A savepoint, so the caller's transaction survives the IntegrityError and can render the 409.
         with transaction.atomic():
             contact.save(force_insert=True)
     except IntegrityError:
         raise Conflict("phone_number", "A contact with this phone number already exists.") from None
-    return contact
+
+
+FILLABLE_FIELDS = ("name", "email", "notes")
+# A number found, then gone before the insert (an erasure in between), is looked up again; this many times at most.
+SCOPED_CREATE_ATTEMPTS = 3
+
+
+def _create_within_scope(org: Organization, contact: Contact) -> Contact:
+    """`contact` (unsaved) created by a principal limited to locations. A contact of that number which the scope
+    sees is the usual 409. One it cannot see answers as a creation would: `contact` comes back with that contact's
+    id and times of now, as the request gave it; the stored contact keeps every value it has and takes the
+    request's name, e-mail and notes where it has none, and the trail records which fields it took (the names only:
+    the trail holds no caller data, docs/privacy.md) with the principal as actor.
+
+    Both paths make one locking read of the number first, so neither starts with a failed insert the other lacks.
+    The row lock holds the contact until commit; a racing create of the same number makes the insert fail, and
+    the read then finds it."""
+    visible = Exists(Contact.objects.for_org(org).filter(pk=OuterRef("pk")))
+    for _ in range(SCOPED_CREATE_ATTEMPTS):
+        existing = (Contact.objects.filter(organization_id=org.pk, phone_number=contact.phone_number)
+                    .annotate(visible=visible).select_for_update(of=("self",)).first())
+        if existing is None:
+            try:
+                _insert(contact)
+            except Conflict:
+                continue  # created meanwhile: read it
+            return contact
+        if existing.visible:
+            break
+        return _fill_out_of_sight(org, existing, contact)
+    raise Conflict("phone_number", "A contact with this phone number already exists.")
+
+
+def _fill_out_of_sight(org: Organization, existing: Contact, asked: Contact) -> Contact:
+    """`existing` (locked) takes `asked`'s values where it has none; `asked` comes back as the created contact."""
+    filled = {field: getattr(asked, field) for field in FILLABLE_FIELDS
+              if getattr(asked, field) is not None and not getattr(existing, field)}
+    now = timezone.now()
+    if filled:
+        Contact.objects.filter(pk=existing.pk).update(**filled, updated_at=now)
+    audit.record(org=org, action="contact.filled", target_type="contact", target_id=existing.pk,
+                 target_label=f"contact {existing.pk}", changes={"filled": [[], sorted(filled)]})
+    asked.pk, asked.created_at, asked.updated_at = existing.pk, now, now
+    return asked
 
 
 @transaction.atomic

@@ -131,10 +131,12 @@ class CallField(OrgOwnedModel):
     """Something the organization wants pulled out of each call (`party_size`, `reservation_date`): the agent is
     told to listen for it (`description`) and the call completion reports its value, stored on the call.
 
-    `name` is a slug unique per org (a constraint); `choices` is non-empty only for `enum`; `location_ids` null
+    `name` is a slug; two fields may share it when their locations do not meet (knowledge.services
+    `_refuse_call_field_overlap`, under the organization's row lock: no constraint can compare the lists), so at
+    most one definition of a name applies to any call. `choices` is non-empty only for `enum`; `location_ids` null
     means every location, else the field applies to calls of those locations only (an id leaves the list when its
-    location is deleted). A call keeps the name, label and value it was stored with: renaming or deleting a field
-    never rewrites past calls.
+    location is deleted; an emptied list applies nowhere). A call keeps the name, label and value it was stored
+    with: renaming or deleting a field never rewrites past calls.
     """
 
     location_rule = AtAnyOf("location_ids", what="call fields of other or all locations")
@@ -155,8 +157,10 @@ class CallField(OrgOwnedModel):
     location_ids = ArrayField(models.UUIDField(), null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="uniq_call_field_name_per_org")]
-        indexes = [models.Index(fields=["organization", "-created_at", "-id"], name="call_field_org_created_idx")]
+        indexes = [
+            models.Index(fields=["organization", "-created_at", "-id"], name="call_field_org_created_idx"),
+            models.Index(fields=["organization", "name"], name="call_field_org_name_idx"),
+        ]
 
     def __str__(self):
         return self.name

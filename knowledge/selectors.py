@@ -35,7 +35,8 @@ def call_field_list(*, org):
 
 def call_fields_that_apply(*, org, location_id=None):
     """The org's call fields that apply to a call at `location_id` (by name): those for every location, and those
-    naming this one. A call without a location gets only the former."""
+    naming this one. A call without a location gets only the former. At most one per name: definitions of a name
+    never meet at a location (knowledge.services `_refuse_call_field_overlap`)."""
     applies = Q(location_ids__isnull=True)
     if location_id is not None:
         applies |= Q(location_ids__contains=[location_id])
@@ -129,7 +130,7 @@ def runtime_knowledge(*, org: Organization) -> tuple[str, dict]:
         "call_recording_enabled": org.call_recording_enabled, "auto_save_contacts": org.auto_save_contacts,
     }
     # Every field with its `location_ids`: the runtime keeps those that apply to the call's location (null: all).
-    call_fields = [call_field_data(f) for f in call_field_list(org=org).order_by("name")]
+    call_fields = [call_field_data(f) for f in call_field_list(org=org).order_by("name", "id")]
     return etag, {**data, "organization": organization, "escalation_rules": rules, "calendars": calendars,
                   "call_fields": call_fields}
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
-from django.db.models import F, Func, ProtectedError, Value
+from django.db.models import F, Func, ProtectedError, Q, Value
 
 from audit import services as audit
 from core.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -55,6 +55,7 @@ class Kind:
     guard: Callable[[models.Model], None] = _nothing
     protected: Callable[[ProtectedError], Exception] | None = None
     delete_guards: list[Callable[[models.Model], None]] = field(default_factory=list)
+    clash: Callable[[models.Model], None] = _nothing  # a uniqueness no constraint can hold, checked before the save
 
 
 def knowledge_version_bump(*, org: Organization) -> None:
@@ -130,6 +131,7 @@ def _create(kind: Kind, *, org: Organization, actor, values: dict):
     check_writable(org, instance)
     kind.check(instance)
     _refuse_name_clash(kind, instance)
+    kind.clash(instance)
     _save(kind, instance)
     _changed(kind=kind, action="create", instance=instance, org=org, actor=actor)
     return instance
@@ -158,6 +160,7 @@ def _update(kind: Kind, instance, *, actor, changes: dict):
     check_writable(org, locked)  # nor moved out of the scope (a location-less fact applies to every location)
     kind.check(locked)
     _refuse_name_clash(kind, locked)
+    kind.clash(locked)
     _save(kind, locked, update_fields=list(values))
     _changed(kind=kind, action="update", instance=locked, org=org, actor=actor, before=before)
     return locked
@@ -429,6 +432,28 @@ def _check_call_field(call_field: CallField) -> None:
         raise ValidationFailed(field_errors={"choices": ["Only an enum field has choices."]})
 
 
+def _refuse_call_field_overlap(call_field: CallField) -> None:
+    """Conflict when another call field of this name applies at a location this one does (null: every location; an
+    empty list, left by deleted locations: none), so at most one definition of a name applies to any call and a
+    call's `fields` stay keyed by name. A field within a scope meets only fields at one of its locations, which
+    that scope sees: the 409 never tells it of a field it cannot see (docs/api.md#call-fields).
+
+    No constraint compares two lists, so the organization's row lock decides: `call_field_create` and
+    `call_field_update`, the only writes that can make two definitions meet, hold it (deleting a location only
+    shortens lists)."""
+    others = CallField.objects.filter(organization_id=call_field.organization_id, name=call_field.name).exclude(
+        pk=call_field.pk)
+    if call_field.location_ids is None:
+        others = others.exclude(location_ids=[])
+    elif call_field.location_ids:
+        others = others.filter(Q(location_ids__isnull=True) | Q(location_ids__overlap=call_field.location_ids))
+    else:
+        return
+    if others.exists():
+        raise Conflict(*CALL_FIELD_CONFLICT)
+
+
+CALL_FIELD_CONFLICT = ("name", "A call field with this name already applies to one of these locations.")
 LOCATION = Kind(Location, ("name", "address", "timezone", "phone_number", "weekly_hours"), _clean_location,
                 ("name", "name already exists."), delete_guards=[refuse_delete_of_location_in_scope])
 FACT = Kind(Fact, ("label", "content", "location"), _clean_fact, ("label", "label already exists."))
@@ -440,7 +465,7 @@ ESCALATION_RULE = Kind(EscalationRule, ("name", "description", "keywords", "enab
 CALENDAR = Kind(Calendar, ("name", "location", "timezone", "slot_minutes", "weekly_hours"), _clean_calendar,
                 ("name", "A calendar with this name already exists."))
 CALL_FIELD = Kind(CallField, ("name", "label", "description", "type", "choices", "required", "location_ids"),
-                  _clean_call_field, ("name", "A call field with this name already exists."), check=_check_call_field)
+                  _clean_call_field, CALL_FIELD_CONFLICT, check=_check_call_field, clash=_refuse_call_field_overlap)
 KINDS = {kind.model: kind for kind in (LOCATION, FACT, TEAM_MEMBER, ESCALATION_RULE, CALENDAR, CALL_FIELD)}
 # The audit trail's name of each kind (audit/actions.py: `fact.created`, `team_member.deleted`, ...).
 AUDIT_NAMES = {Location: "location", Fact: "fact", TeamMember: "team_member", EscalationRule: "escalation_rule",
@@ -570,8 +595,9 @@ def call_field_create(*, org: Organization, name: str, label: str, type: str, de
                       choices: list[str] | None = None, required: bool = False, location_ids: list | None = None,
                       actor=None) -> CallField:
     """Creates a call field: the runtime's next knowledge read tells the agent to listen for it, and completions
-    may report it. Duplicate name: 409 (the unique constraint decides). At most QUOTA_CALL_FIELDS_PER_ORG per
-    organization (409 `call_fields`): every call's completion, page and export carries them all."""
+    may report it. A name another field has at one of the same locations: 409 (`_refuse_call_field_overlap`, under
+    the organization's row lock taken here). At most QUOTA_CALL_FIELDS_PER_ORG per organization (409
+    `call_fields`): every call's completion, page and export carries them all."""
     with transaction.atomic():
         quotas.lock_organization(org)
         quotas.check_count(
@@ -585,9 +611,14 @@ def call_field_create(*, org: Organization, name: str, label: str, type: str, de
         })
 
 
+@transaction.atomic
 def call_field_update(*, call_field: CallField, actor=None, **changes) -> CallField:
-    """Changes any of the field's attributes, checked against the field they produce. Past calls keep what they
-    were stored with (name, label and value)."""
+    """Changes any of the field's attributes, checked against the field they produce (a name or locations that
+    meet another field's: 409). Past calls keep what they were stored with (name, label and value).
+
+    The organization's row is locked first, as `call_field_create` locks it, before any location or field row:
+    the same order in both, so two writes never wait on each other's locks."""
+    quotas.lock_organization(call_field.organization)
     return _update(CALL_FIELD, call_field, actor=actor, changes=changes)
 
 

@@ -48,7 +48,9 @@ class ContactListView(OrgAPIView):
         summary="Create a contact",
         description="`phone_number` (at least 10 characters) is normalized to E.164 in the organization's default "
         "region, so `+1 (415) 555-0100` and `+14155550100` are the same number: a second contact with it gives "
-        "409 `conflict` with `details.field` = `phone_number`. The contact's `source` is `api`.",
+        "409 `conflict` with `details.field` = `phone_number`. The contact's `source` is `api`. A key limited to "
+        "locations gets the 409 only for a contact it can see; a number held by one it cannot see is answered as a "
+        "creation (201, that contact's id), and that contact takes the fields it lacked (docs/api.md).",
         request=ContactInputSerializer,
         responses={201: CONTACT_RESPONSE, **error_responses(400, 403, 409)},
         tags=["Contacts"],

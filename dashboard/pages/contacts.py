@@ -16,7 +16,7 @@ from calls.selectors import call_list
 from contacts import selectors, services
 from contacts.exports import CONTACT_COLUMNS
 from contacts.models import Contact
-from orgs.tenancy import get_for_org
+from orgs.tenancy import get_for_org, location_ids_of
 
 from ..downloads import csv_download, fix_filters
 from ..forms import DashboardForm
@@ -103,6 +103,12 @@ class ContactCreateView(OrgMixin, FormView):
             contact = services.contact_create(org=self.org, source=Contact.Source.DASHBOARD, **form.cleaned_data)
         if form.errors:
             return self.form_invalid(form)
+        if location_ids_of(self.org) is not None:
+            # A location manager sees a contact once it has a call at one of their locations, which a contact just
+            # created never has (nor one created under a number only another location knows: contacts.services).
+            messages.success(self.request, f"Contact {contact} added. It shows here once it has a call at one of "
+                                           "your locations.")
+            return redirect("dashboard:contacts")
         messages.success(self.request, f"Contact {contact} added.")
         return redirect("dashboard:contact-detail", contact_id=contact.pk)
 

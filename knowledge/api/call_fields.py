@@ -37,7 +37,7 @@ class CallFieldInput(StrictInputSerializer):
     field it produces."""
 
     name = serializers.CharField(max_length=64, help_text="1 to 64 of a-z, 0-9 and _, starting with a letter; "
-                                 "unique per organization.")
+                                 "two fields share a name only when their locations never meet (null meets all).")
     label = serializers.CharField(max_length=200)
     description = serializers.CharField(max_length=1000, required=False, allow_blank=True,
                                         help_text="What the agent should listen for.")
@@ -85,7 +85,8 @@ class CallFieldListView(OrgAPIView):
 
     @extend_schema(
         operation_id="call_fields_create", summary="Create a call field", tags=TAGS,
-        description="Served to the runtime by its next knowledge read. A duplicate name is 409 `conflict`; a "
+        description="Served to the runtime by its next knowledge read. A name another field has at one of the same "
+        "locations (null: every location) is 409 `conflict`; a "
         "`location_ids` entry that is not a location of this organization is 400.",
         request=CallFieldInput, responses={201: FIELD_RESPONSE, **error_responses(400, 403, 409)},
     )

@@ -40,7 +40,8 @@ class LocationSerializer(OutputModelSerializer):
 
 
 class FactSerializer(OutputModelSerializer):
-    """One entry of the knowledge base. `label` is unique per organization; `location_id` null = every location."""
+    """One entry of the knowledge base. `label` is unique per location (and among facts without one, which every
+    location sees beside its own); `location_id` null = every location."""
 
     location_id = serializers.UUIDField(allow_null=True, read_only=True)
 

@@ -6,8 +6,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from audit.models import AuditEvent
 from calls.models import Booking, CallbackRequest, Message, Order
-from knowledge.models import Calendar, EscalationRule, Fact, TeamMember
+from contacts.models import Contact
+from knowledge.models import Calendar, CallField, EscalationRule, Fact, TeamMember
 from knowledge.services import (
     calendar_create,
     call_field_create,
@@ -16,7 +18,7 @@ from knowledge.services import (
     location_create,
     team_member_create,
 )
-from orgs.models import Location
+from orgs.models import ApiKey, Location
 from tests.api.test_matrix import snapshot
 from tests.calls.conftest import Runtime, order_body
 from tests.factories import MembershipFactory, make_key
@@ -201,6 +203,72 @@ def test_an_l1_key_creates_a_contact_it_then_cannot_see(l1_api):
     assert l1_api.get(f"/v1/contacts/{response.json()['data']['id']}").json() == NOT_FOUND
 
 
+def _created_shape(body: dict) -> dict:
+    """A creation's body with its times and id set aside (checked on their own)."""
+    data = dict(body["data"])
+    for key in ("id", "created_at", "updated_at"):
+        data.pop(key)
+    return {**body, "data": data}
+
+
+def test_a_number_only_l2_knows_is_answered_as_a_creation(l1_api, org, l2, calls):
+    """Issue 35 item 11: a number the organization has under a contact L1 cannot see is answered exactly as a new
+    number is (201, the request's fields, `source: api`, times of now), with the contact's own id; the contact keeps
+    every value it has and takes those it lacked; the audit trail names the key and the fields filled, never their
+    values. The key reads the contact no more than one it created itself."""
+    theirs = Contact.objects.get(pk=calls[1].contact_id)
+    Contact.objects.filter(pk=theirs.pk).update(name="Ann", email=None, notes="Allergic to nuts")
+    theirs.refresh_from_db()
+    fresh = l1_api.post("/v1/contacts", {"phone_number": "(415) 555-0177", "name": "Bob", "email": "bob@example.com"},
+                        format="json")
+    known = l1_api.post("/v1/contacts", {"phone_number": "(415) 555-0102", "name": "Bob", "email": "bob@example.com"},
+                        format="json")
+    assert (fresh.status_code, known.status_code) == (201, 201)
+    assert _created_shape(known.json()) == {"data": {
+        "phone_number": "+14155550102", "name": "Bob", "email": "bob@example.com", "notes": None, "source": "api",
+        "first_call_id": None}}
+    assert _created_shape(fresh.json())["data"] == {**_created_shape(known.json())["data"],
+                                                     "phone_number": "+14155550177"}
+    data = known.json()["data"]
+    assert data["id"] == str(theirs.pk)
+    assert data["created_at"] == data["updated_at"] > fresh.json()["data"]["created_at"]
+    assert sorted(known.headers) == sorted(fresh.headers)
+    assert l1_api.get(f"/v1/contacts/{theirs.pk}").json() == NOT_FOUND
+    assert l1_api.get("/v1/contacts", {"search": "415 555 0102"}).json()["data"] == []
+
+    kept = Contact.objects.get(pk=theirs.pk)
+    assert (kept.name, kept.email, kept.notes, kept.source, kept.first_call_id, kept.created_at) == (
+        "Ann", "bob@example.com", "Allergic to nuts", theirs.source, theirs.first_call_id, theirs.created_at)
+    entry = AuditEvent.objects.get(organization_id=org.pk, action="contact.filled")
+    key = ApiKey.objects.get(organization=org, name="L1 key")
+    assert (entry.actor_type, entry.actor_id, entry.target_type, entry.target_id, entry.target_label,
+            entry.changes) == ("api_key", str(key.pk), "contact", str(theirs.pk), f"contact {theirs.pk}",
+                               {"filled": [[], ["email"]]})
+    # Asked again, nothing is left to fill: the same answer, the contact as it was, the request still recorded.
+    again = l1_api.post("/v1/contacts", {"phone_number": "+14155550102", "name": "Carl"}, format="json")
+    assert (again.status_code, again.json()["data"]["id"], again.json()["data"]["name"]) == (201, str(theirs.pk),
+                                                                                            "Carl")
+    assert Contact.objects.get(pk=theirs.pk).name == "Ann"
+    assert [e.changes for e in AuditEvent.objects.filter(action="contact.filled").order_by("occurred_at", "id")] == [
+        {"filled": [[], ["email"]]}, {"filled": [[], []]}]
+    assert Contact.objects.filter(organization=org).count() == 3
+
+
+def test_a_number_the_scope_or_the_organization_sees_is_still_409(l1_api, org, admin, calls):
+    """The 409 stays where it tells nothing: the key's own locations' contact, and every number for a key of the
+    whole organization."""
+    conflict = {"error": "conflict", "details": {"field": "phone_number"}}
+    whole = _client(make_key(org, admin=admin, name="Everywhere")[1])
+    before = snapshot()
+    ours = l1_api.post("/v1/contacts", {"phone_number": "+14155550101", "name": "Bob"}, format="json")
+    assert (ours.status_code, ours.json()) == (409, conflict)
+    for phone in ("+14155550101", "+14155550102"):
+        response = whole.post("/v1/contacts", {"phone_number": phone, "name": "Bob"}, format="json")
+        assert (response.status_code, response.json()) == (409, conflict), phone
+    assert snapshot() == before
+    assert not AuditEvent.objects.filter(action="contact.filled").exists()
+
+
 LISTS = ["/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/messages", "/v1/escalations", "/v1/bookings",
          "/v1/contacts", "/v1/facts", "/v1/team-members", "/v1/locations", "/v1/escalation-rules", "/v1/calendars",
          "/v1/call-fields"]
@@ -325,6 +393,21 @@ def test_a_name_another_location_uses_is_no_409(l1_api, org, l1, l2):
         again = l1_api.post(path, {**body, "location_id": str(l1.id)}, format="json")
         assert (again.status_code, again.json()["error"], again.json()["details"]["field"]) == (409, "conflict", field)
     assert Fact.objects.filter(organization=org, label="Hours").count() == 2
+    # Call fields: a name is taken only where the lists of locations meet (null: every location), so L2's
+    # `party_size` and `allergies` leave both names free at L1, for a create and for a rename.
+    call_field_create(org=org, name="party_size", label="Party size", type="number", location_ids=[l2.id])
+    call_field_create(org=org, name="allergies", label="Allergies", type="string", location_ids=[l2.id])
+    at_l1 = {"label": "Guests", "type": "string", "location_ids": [str(l1.id)]}
+    created = l1_api.post("/v1/call-fields", {"name": "party_size", **at_l1}, format="json")
+    assert created.status_code == 201, created.content
+    again = l1_api.post("/v1/call-fields", {"name": "party_size", **at_l1}, format="json")
+    assert (again.status_code, again.json()) == (409, {"error": "conflict", "details": {"field": "name"}})
+    seats = l1_api.post("/v1/call-fields", {"name": "seats", **at_l1}, format="json").json()["data"]
+    renamed = l1_api.patch(f"/v1/call-fields/{seats['id']}", {"name": "allergies"}, format="json")
+    assert (renamed.status_code, renamed.json()["data"]["name"]) == (200, "allergies")
+    clash = l1_api.patch(f"/v1/call-fields/{seats['id']}", {"name": "party_size"}, format="json")
+    assert (clash.status_code, clash.json()) == (409, {"error": "conflict", "details": {"field": "name"}})
+    assert CallField.objects.filter(organization=org, name="party_size").count() == 2
     # A location-less row is seen beside every location's: its name is taken for each of them, and a
     # location-less name is taken by any location's row (only the whole organization writes those: no leak).
     fact_create(org=org, label="Parking", content="Free")

@@ -45,7 +45,7 @@ def test_bad_input_and_a_taken_name_show_beside_the_field(admin_client, org, fie
     assert "Use 1 to 64 lowercase letters, digits and underscores, starting with a letter." in body
     taken = admin_client.post("/settings/call-fields/new/", {"name": "pizza_count", "label": "P", "type": "number"})
     assert taken.status_code == 200
-    assert "A call field with this name already exists." in taken.content.decode()
+    assert "A call field with this name already applies to one of these locations." in taken.content.decode()
     enum = admin_client.post("/settings/call-fields/new/", {"name": "crust", "label": "Crust", "type": "enum"})
     assert "An enum field needs 1 to 50 choices." in enum.content.decode()
     assert list(CallField.objects.filter(organization=org).values_list("name", flat=True)) == ["pizza_count"]

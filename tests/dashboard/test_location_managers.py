@@ -202,3 +202,50 @@ def test_a_location_manager_adds_a_call_field_of_their_locations_never_one_of_al
         "name": "party_size", "label": "Party size", "type": "number", "location_ids": [str(l1.pk)]})
     assert here.status_code == 302
     assert CallField.objects.get(organization=org).location_ids == [l1.pk]
+
+
+def test_a_location_manager_adding_a_number_only_another_location_knows_sees_a_creation(manager_client, admin_client,
+                                                                                        org, l1, l2):
+    """Issue 35 item 11, in the dashboard: the number of a contact with calls at Uptown only is added by Downtown's
+    manager exactly as a new number is (the same redirect and message); the contact keeps its values and takes
+    the e-mail it lacked. Downtown's own contact and an admin still get the form's 409."""
+    from calls.models import Call
+    from contacts.models import Contact
+    from contacts.services import contact_create
+
+    uptown = contact_create(org=org, phone_number="+14155550102", name="Ann", source="api")
+    downtown = contact_create(org=org, phone_number="+14155550101", name="Dan", source="api")
+    for contact, location in ((uptown, l2), (downtown, l1)):
+        Call.objects.create(organization=org, runtime_call_id=f"rt-{contact.pk}", started_at=contact.created_at,
+                            contact=contact, location=location)
+    answers = [manager_client.post("/contacts/new/", {"phone_number": phone, "name": "Bob",
+                                                       "email": "bob@example.com"}, follow=True)
+               for phone in ("+14155550177", "+14155550102")]
+    assert [response.redirect_chain for response in answers] == [[("/contacts/", 302)]] * 2
+    assert [[str(m) for m in response.context["messages"]] for response in answers] == [
+        ["Contact Bob added. It shows here once it has a call at one of your locations."]] * 2
+    kept = Contact.objects.get(pk=uptown.pk)
+    assert (kept.name, kept.email, kept.source) == ("Ann", "bob@example.com", "api")
+    assert AuditEvent.objects.get(action="contact.filled").changes == {"filled": [[], ["email"]]}
+    for client, phone in ((manager_client, "+14155550101"), (admin_client, "+14155550102")):
+        refused = client.post("/contacts/new/", {"phone_number": phone, "name": "Bob"})
+        assert refused.status_code == 200
+        assert refused.context["form"].errors["phone_number"] == ["A contact with this phone number already exists."]
+    assert Contact.objects.filter(organization=org).count() == 3
+
+
+def test_a_location_manager_names_a_call_field_as_only_another_location_does(manager_client, org, l1, l2):
+    """Issue 35 item 11: Uptown's `party_size` leaves the name free for Downtown's manager; their own one is the
+    form's 409."""
+    from knowledge.models import CallField
+    from knowledge.services import call_field_create
+
+    call_field_create(org=org, name="party_size", label="Guests", type="number", location_ids=[l2.pk])
+    body = {"name": "party_size", "label": "Party size", "type": "number", "location_ids": [str(l1.pk)]}
+    assert manager_client.post("/settings/call-fields/new/", body).status_code == 302
+    again = manager_client.post("/settings/call-fields/new/", body)
+    assert again.status_code == 200
+    assert again.context["form"].errors["name"] == [
+        "A call field with this name already applies to one of these locations."]
+    assert sorted(CallField.objects.filter(organization=org).values_list("location_ids", flat=True)) == sorted(
+        [[l1.pk], [l2.pk]])

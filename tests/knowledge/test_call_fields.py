@@ -1,5 +1,5 @@
-"""Call field definitions through the knowledge write path: cleaned and checked as a whole, the name unique per
-org by its constraint, every write bumping the knowledge version once with its audit entry, `location_ids` only
+"""Call field definitions through the knowledge write path: cleaned and checked as a whole, the name unique where
+the fields' locations meet, every write bumping the knowledge version once with its audit entry, `location_ids` only
 this org's locations, and the fields that apply to a call's location."""
 
 import pytest
@@ -46,7 +46,7 @@ def test_create_update_delete_bump_the_version_once_each_and_are_audited(org):
         "call_field.created", "call_field.deleted", "call_field.updated"]
 
 
-def test_a_name_taken_in_the_org_is_conflict_and_another_org_may_use_it(org, other_org):
+def test_a_name_taken_for_every_location_is_conflict_and_another_org_may_use_it(org, other_org):
     _field(org)
     before = knowledge_version(org)
     with pytest.raises(Conflict) as caught:
@@ -54,6 +54,52 @@ def test_a_name_taken_in_the_org_is_conflict_and_another_org_may_use_it(org, oth
     assert caught.value.field == "name"
     assert knowledge_version(org) == before
     assert _field(other_org).name == "party_size"
+
+
+@pytest.mark.parametrize(("first", "second", "meets"), [
+    ("every", "every", True),
+    ("every", "a", True),
+    ("a", "every", True),
+    ("a", "a", True),
+    ("ab", "bc", True),
+    ("a", "b", False),
+    ("ab", "c", False),
+])
+def test_one_name_is_taken_only_where_the_locations_meet(org, first, second, meets):
+    """Null (every location) meets every list; two lists meet when they share a location. Checked on create and on
+    an update that renames or moves a field, its own row aside."""
+    places = {letter: services.location_create(org=org, name=letter, address="x", timezone="UTC",
+                                               phone_number="+14155550100").pk for letter in "abc"}
+
+    def ids(spec):
+        return None if spec == "every" else [places[letter] for letter in spec]
+
+    _field(org, location_ids=ids(first))
+    if meets:
+        before = knowledge_version(org)
+        with pytest.raises(Conflict) as caught:
+            _field(org, location_ids=ids(second))
+        assert (caught.value.field, str(caught.value)) == (
+            "name", "A call field with this name already applies to one of these locations.")
+        assert knowledge_version(org) == before
+        elsewhere = _field(org, name="seats", location_ids=ids(second))
+        with pytest.raises(Conflict):
+            services.call_field_update(call_field=elsewhere, name="party_size")
+        assert CallField.objects.get(pk=elsewhere.pk).name == "seats"
+    else:
+        second_field = _field(org, location_ids=ids(second))
+        assert services.call_field_update(call_field=second_field, label="Again").label == "Again"
+        with pytest.raises(Conflict):
+            services.call_field_update(call_field=second_field, location_ids=ids(first))
+    assert CallField.objects.filter(organization=org, name="party_size").count() == (1 if meets else 2)
+
+
+def test_a_list_emptied_by_deleted_locations_meets_none(org, location):
+    emptied = _field(org, location_ids=[location.pk])
+    services.location_delete(location=location)
+    everywhere = _field(org)
+    assert {field.pk for field in CallField.objects.filter(organization=org, name="party_size")} == {
+        emptied.pk, everywhere.pk}
 
 
 @pytest.mark.parametrize(("values", "errors"), [
