@@ -11,7 +11,7 @@ key, so the first request learns in that same round trip that no other has it an
    Redis forgot a claim (a restart): the transaction then rolls back, the change with it, and step 2 answers.
    Cost: one database round trip, the insert.
 2. claimed before (or Redis unreachable): one statement tries a transaction-scoped advisory lock and looks the
-   stored answer up. Same fingerprint (method, path, body digest): replayed with `Idempotent-Replayed: true`;
+   stored answer up. Same fingerprint (method, path, body; keyed, below): replayed with `Idempotent-Replayed: true`;
    another: 422 `idempotency_key_reused`. Nothing stored and the key claimed in Redis by a request still running,
    or the lock held: 409 `idempotency_key_in_use`. Nothing stored otherwise: the handler runs as in 1.
 
@@ -21,19 +21,23 @@ its claim for CLAIM_TTL_MS at most (the answer then is 409, as for a request sti
 Authentication, scope and rate-limit failures come first and never touch the key.
 
 The stored answer is encrypted with the field key (FIELD_ENCRYPTION_KEY), as webhook secrets are: it may hold one
-(a subscription's create or rotate-secret answer). Encryption costs CPU only, no round trip.
+(a subscription's create or rotate-secret answer). Encryption costs CPU only, no round trip. The fingerprint is keyed
+with the server's secret (orgs.crypto.keyed_fingerprint): a bare digest of the body would let whoever reads the table
+confirm a guessed caller's number or card number by hashing it.
 """
 
 import hashlib
+import hmac
 import json
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
 from core import counters
 from core.errors import DomainError, ValidationFailed
-from orgs.crypto import decrypt_bytes, encrypt_bytes
+from orgs.crypto import KEYED, decrypt_bytes, encrypt_bytes, keyed_fingerprint
 from orgs.models import IdempotencyKey
 from orgs.tasks import KEPT_FOR
 
@@ -75,9 +79,20 @@ def _lock_id(api_key_id, key: str) -> int:
     return int.from_bytes(_digest(api_key_id, key)[:8], "big", signed=True)
 
 
-def _fingerprint(request) -> str:
+def _request_digest(request) -> str:
+    """The unkeyed SHA-256 of the method, path and body: never stored (keyed_fingerprint is)."""
     body = hashlib.sha256(request._request.body).hexdigest()
     return hashlib.sha256(f"{request.method}\n{request.get_full_path()}\n{body}".encode()).hexdigest()
+
+
+def _same_request(stored: str, digest: str) -> bool:
+    """Whether a stored fingerprint is this request's: keyed with SECRET_KEY or, a retry across a key rotation, with
+    one of SECRET_KEY_FALLBACKS; or the bare digest an older process stored (a rolling deploy: it expires with its
+    record)."""
+    if not stored.startswith(KEYED):
+        return hmac.compare_digest(stored, digest)
+    return any(hmac.compare_digest(stored, keyed_fingerprint(digest, secret=secret))
+               for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS])
 
 
 def claim(request, api_key_id) -> counters.Claim | None:
@@ -125,9 +140,9 @@ def _store(api_key_id, key: str, fingerprint: str, response) -> None:
             raise _Stored()
 
 
-def _replay(stored_id, fingerprint: str) -> Response:
+def _replay(stored_id, digest: str) -> Response:
     stored = IdempotencyKey.objects.get(pk=stored_id)
-    if stored.fingerprint != fingerprint:
+    if not _same_request(stored.fingerprint, digest):
         raise KeyReused()
     return Response(_opened(bytes(stored.body)), status=stored.status_code,
                     headers={"Idempotent-Replayed": "true"})
@@ -139,7 +154,7 @@ def wrap(view, request, handler):
     if request.method not in METHODS or value is None:
         return handler
     key = _clean(value)
-    fingerprint = _fingerprint(request)  # reads the body before DRF parses it (it then parses this copy)
+    digest = _request_digest(request)  # reads the body before DRF parses it (it then parses this copy)
     api_key = request.auth
     claimed = getattr(request, "idempotency_claimed", None)  # None: Redis was not asked or did not answer
     claim_name = _claim_name(api_key.pk, key)
@@ -156,12 +171,12 @@ def wrap(view, request, handler):
                     )
                     locked, stored_id = cursor.fetchone()
                 if stored_id is not None:
-                    return _replay(stored_id, fingerprint)
+                    return _replay(stored_id, digest)
                 if not locked or claimed == RUNNING:
                     raise KeyInUse()
             response = handler(request, *args, **kwargs)
             if response.status_code < 500:
-                _store(api_key.pk, key, fingerprint, response)
+                _store(api_key.pk, key, keyed_fingerprint(digest), response)
             else:
                 transaction.set_rollback(True)
             return response
@@ -171,7 +186,7 @@ def wrap(view, request, handler):
             cursor.execute("SELECT id FROM orgs_idempotencykey WHERE api_key_id = %s AND key = %s AND created_at > %s",
                            [api_key.pk, key, timezone.now() - KEPT_FOR])
             row = cursor.fetchone()
-        return None if row is None else _replay(row[0], fingerprint)
+        return None if row is None else _replay(row[0], digest)
 
     def run(request, *args, **kwargs):
         try:

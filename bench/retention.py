@@ -1,13 +1,20 @@
 """Retention and erasure (docs/privacy.md#retention-and-erasure), on PostgreSQL:
 
 1. The daily purge over BENCH_RETENTION_CALLS calls (default 1,000,000) of which BENCH_RETENTION_DUE (default 30%)
-   are past the organization's transcripts' days: rows per second, the purge running as production runs it
-   (`manage.py purge_expired_content --org`, its own process), and the runtime's `POST .../complete` p99 measured
-   meanwhile against the same without the purge (goal: within 20%).
-2. The erasure of a caller with 1,000 calls: from the request to `completed` (goal: under 60 s).
+   are past the organization's transcripts' days, each with its `call.ended` event as a completion stores it (the
+   purge rewrites those bodies into tombstones and emits a `call.content_deleted` per call): rows per second, the
+   purge running as production runs it (`manage.py purge_expired_content --org`, its own process), and the runtime's
+   `POST .../complete` p99 measured meanwhile against the same without the purge, BENCH_RETENTION_COMPLETIONS right
+   before it and as many right after (goal: within 20%). The due calls end a day before the cutoff, so none
+   becomes due while the bench runs and a second run deletes nothing.
+2. The erasure of a caller with BENCH_ERASURE_CALLS (1,000) calls among 50,000 others, their events too: from the
+   request to `completed` (goal: under 60 s).
 
-Runs in a `voiceagent_bench_retention` database on DATABASE_URL's server, seeded afresh each run (the purge consumes
-its seed). On a small machine set BENCH_RETENTION_CALLS lower; the figures say which size they are for.
+Each figure carries the machine's load averages (1, 5 min) at its end: the machine may be shared.
+
+Runs in a `voiceagent_bench_retention` database (BENCH_RETENTION_DB) on DATABASE_URL's server, seeded afresh each
+run (the purge consumes its seed). On a small machine set BENCH_RETENTION_CALLS lower; the figures say which size
+they are for.
 """
 
 import os
@@ -40,6 +47,11 @@ def _p(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"[load {one:.1f}, {five:.1f}]"
+
+
 def _seed(org_name: str):
     from django.db import connection
     from django.utils import timezone
@@ -53,17 +65,43 @@ def _seed(org_name: str):
     org, _ = organization_create(name=org_name, admin_email=f"{uuid.uuid4().hex[:8]}@bench.example",
                                  admin_password=None)
     retention_update(org=org, recordings_days=None, transcripts_days=TRANSCRIPTS_DAYS)
-    # The newest call is placed so that, now, the oldest DUE share started more than TRANSCRIPTS_DAYS ago.
-    newest = timezone.now() - timedelta(days=TRANSCRIPTS_DAYS) + timedelta(seconds=int(CALLS * (1 - DUE)))
+    due = int(CALLS * DUE)
     started = time.perf_counter()
-    insert_calls(org.pk, CALLS, newest=newest, transcript=TRANSCRIPT, caller_name="Jordan",
-                 quality_checks=[{"name": "Ready time", "verdict": "pass", "evidence": ["about 25 minutes"],
-                                  "gap_type": None, "verification": "verified"}],
-                 unanswered_questions=["Is the patio heated?"])
+    content = {"transcript": TRANSCRIPT, "caller_name": "Jordan", "unanswered_questions": ["Is the patio heated?"],
+               "quality_checks": [{"name": "Ready time", "verdict": "pass", "evidence": ["about 25 minutes"],
+                                   "gap_type": None, "verification": "verified"}]}
+    insert_calls(org.pk, CALLS - due, newest=timezone.now(), **content)
+    insert_calls(org.pk, due, newest=_cutoff() - timedelta(days=1), **content)
+    _insert_events(org)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE calls_call")
-    print(f"  seeded {CALLS:,} calls in {time.perf_counter() - started:.0f} s", flush=True)
+        cursor.execute("VACUUM ANALYZE webhooks_event")
+    print(f"  seeded {CALLS:,} calls and their call.ended events in {time.perf_counter() - started:.0f} s {_load()}",
+          flush=True)
     return org
+
+
+def _insert_events(org, where: str = "TRUE") -> None:
+    """One `call.ended` event per call of the org (`where` over `c`), its body the one the completion would store:
+    one call's real envelope with its ids replaced, in one INSERT ... SELECT."""
+    from django.db import connection
+
+    from calls.models import Call
+    from calls.payloads import call_ended_data
+    from webhooks.models import API_VERSION
+    from webhooks.services import envelope_bytes
+
+    call = Call.objects.filter(organization=org).first()
+    template = envelope_bytes(event_id="evt_TEMPLATE", type="call.ended", created_at=call.ended_at,
+                              data=call_ended_data(call, None)).decode()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO webhooks_event (id, organization_id, type, api_version, created_at, payload, call_id,"  # noqa: S608 - the bench's own condition
+            " location_id) SELECT 'evt_' || replace(c.id::text, '-', ''), c.organization_id, 'call.ended', %s,"
+            " c.ended_at, convert_to(replace(replace(%s, %s, c.id::text), 'evt_TEMPLATE',"
+            f" 'evt_' || replace(c.id::text, '-', '')), 'UTF8'), c.id, c.location_id FROM calls_call c"
+            f" WHERE c.organization_id = %s AND {where}",
+            [API_VERSION, template, str(call.pk), org.pk])
 
 
 def _completions(org, stop: threading.Event | None, count: int) -> list[float]:
@@ -91,34 +129,46 @@ def _completions(org, stop: threading.Event | None, count: int) -> list[float]:
     return samples
 
 
+def _purge(org):
+    return subprocess.run([sys.executable, "manage.py", "purge_expired_content", "--org", str(org.pk)],  # noqa: S603
+                          cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"},
+                          capture_output=True, text=True)
+
+
 def _purge_bench(org):
     from calls.models import Call
+    from webhooks.models import Event
 
     due = Call.objects.filter(organization=org, content_deleted_at__isnull=True,
                               started_at__lt=_cutoff()).count()
-    baseline = _completions(org, None, BASELINE_COMPLETIONS)
+    before = _completions(org, None, BASELINE_COMPLETIONS)
+    before_load = _load()
     stop = threading.Event()
     during: list[float] = []
     worker = threading.Thread(target=lambda: during.extend(_completions(org, stop, 0)))
     worker.start()
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "manage.py", "purge_expired_content", "--org", str(org.pk)],  # noqa: S603
-                          cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"},
-                          capture_output=True, text=True)
+    done = _purge(org)
     elapsed = time.perf_counter() - started
     stop.set()
     worker.join()
+    during_load = _load()
     assert done.returncode == 0, done.stderr
+    after = _completions(org, None, BASELINE_COMPLETIONS)
+    after_load = _load()
     deleted = Call.objects.filter(organization=org, content_deleted_reason="retention").count()
-    print(f"  purge: {deleted:,} of {CALLS:,} calls ({due:,} due) in {elapsed:.1f} s: "
-          f"{deleted / elapsed:,.0f} calls/s", flush=True)
-    base_p99, during_p99 = _p(baseline, 0.99), _p(during, 0.99)
-    print(f"  complete: p50 {_p(baseline, 0.5):.1f} ms, p99 {base_p99:.1f} ms without the purge ({len(baseline)}); "
-          f"p50 {_p(during, 0.5):.1f} ms, p99 {during_p99:.1f} ms during it ({len(during)}): "
-          f"{(during_p99 / base_p99 - 1) * 100:+.0f}% (goal: within +20%)", flush=True)
-    rerun = subprocess.run([sys.executable, "manage.py", "purge_expired_content", "--org", str(org.pk)],  # noqa: S603
-                           cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"},
-                           capture_output=True, text=True)
+    tombstones = Event.objects.filter(organization=org, type="call.content_deleted").count()
+    print(f"  purge: {deleted:,} of {CALLS:,} calls ({due:,} due; {tombstones:,} call.content_deleted events, as many "
+          f"call.ended bodies made tombstones) in {elapsed:.1f} s: {deleted / elapsed:,.0f} calls/s {during_load}",
+          flush=True)
+    without = before + after
+    base_p99, during_p99 = _p(without, 0.99), _p(during, 0.99)
+    print(f"  complete without the purge: p50 {_p(without, 0.5):.1f} ms, p99 {base_p99:.1f} ms ({len(without)}: "
+          f"before p99 {_p(before, 0.99):.1f} ms {before_load}, after p99 {_p(after, 0.99):.1f} ms {after_load})",
+          flush=True)
+    print(f"  complete during the purge: p50 {_p(during, 0.5):.1f} ms, p99 {during_p99:.1f} ms ({len(during)}): "
+          f"{(during_p99 / base_p99 - 1) * 100:+.0f}% (goal: within +20%) {during_load}", flush=True)
+    rerun = _purge(org)
     print(f"  a second run: {rerun.stdout.strip().splitlines()[-1]}", flush=True)
 
 
@@ -142,14 +192,15 @@ def _erasure_bench():
     org, _ = organization_create(name=name, admin_email=f"{uuid.uuid4().hex[:8]}@bench.example", admin_password=None)
     insert_calls(org.pk, 50_000, newest=timezone.now(), transcript=TRANSCRIPT, from_number="+14155550100")
     insert_calls(org.pk, ERASURE_CALLS, newest=timezone.now(), transcript=TRANSCRIPT, from_number=CALLER)
+    _insert_events(org)
     Contact.objects.create(organization=org, phone_number=CALLER, phone_digits=CALLER[1:], name="Jordan",
                            source="inbound_call")
     started = time.perf_counter()
     request = erasure_request_create(org=org, phone_number=CALLER, suppress=True)
     request = erasure_run(request_id=request.pk)
     elapsed = time.perf_counter() - started
-    print(f"  erasure of a caller with {request.counts['calls']:,} calls (beside 50,000 others): {elapsed:.1f} s "
-          f"(goal: under 60 s), status {request.status}", flush=True)
+    print(f"  erasure of a caller with {request.counts['calls']:,} calls (beside 50,000 others, each call with its "
+          f"event): {elapsed:.1f} s (goal: under 60 s), status {request.status} {_load()}", flush=True)
 
 
 def main():
@@ -162,7 +213,7 @@ def main():
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    print(f"retention: {CALLS:,} calls, {DUE:.0%} due", flush=True)
+    print(f"retention: {CALLS:,} calls, {DUE:.0%} due {_load()}", flush=True)
     org = _seed("Retention Bench")
     _purge_bench(org)
     _erasure_bench()

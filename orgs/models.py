@@ -201,7 +201,8 @@ class IdempotencyKey(models.Model):
     id = models.BigAutoField(primary_key=True)
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
-    fingerprint = models.CharField(max_length=64)  # sha256 of method, path and body
+    # Keyed: an HMAC of the SHA-256 of method, path and body (orgs.crypto.keyed_fingerprint), never the bare digest.
+    fingerprint = models.CharField(max_length=80)
     status_code = models.PositiveSmallIntegerField()
     body = models.BinaryField()
     created_at = models.DateTimeField(auto_now_add=True)

@@ -150,12 +150,12 @@ def retention_purge(*, org: Organization, now: datetime | None = None, batch_siz
         touched.update(deleted)
 
     recordings_due = due_recordings(org=org, now=now)
-    for ids in _batches(due_calls(org=org, now=now), "pk", batch_size):
+    for ids in _batches(due_calls(org=org, now=now), ("started_at", "pk"), batch_size):
         # A call whose recording is due as well loses both at once: one `call.content_deleted` per call and run.
         both = set(recordings_due.filter(call_id__in=ids).values_list("call_id", flat=True))
         delete([pk for pk in ids if pk in both], [TRANSCRIPT, RECORDING])
         delete([pk for pk in ids if pk not in both], [TRANSCRIPT])
-    for ids in _batches(recordings_due, "call_id", batch_size):
+    for ids in _batches(recordings_due, ("call_id",), batch_size):
         delete(ids, [RECORDING])
     digest = hashlib.sha256("\n".join(sorted(str(pk) for pk in touched)).encode()).hexdigest()
     result = {**counts, "calls_sha256": digest}
@@ -166,19 +166,26 @@ def retention_purge(*, org: Organization, now: datetime | None = None, batch_siz
     return result
 
 
-def _batches(rows, key: str, size: int):
-    """The values of `key` over `rows`, ascending, `size` at a time: keyset pages, so rows a batch skipped (locked)
-    are not read again by the next one."""
+def _batches(rows, keys: tuple[str, ...], size: int):
+    """The values of the last of `keys` over `rows`, ordered by `keys`, `size` at a time: keyset pages, so rows a
+    batch skipped (locked) are not read again by the next one. Calls go by (`started_at`, id): each page is then one
+    range of the index of kept calls (organization, started_at), where by id alone every page filtered the calls
+    that are not due out of a walk over the primary key."""
     after = None
     while True:
-        page = rows.order_by(key)
+        page = rows.order_by(*keys)
         if after is not None:
-            page = page.filter(**{f"{key}__gt": after})
-        ids = list(page.values_list(key, flat=True)[:size])
-        if not ids:
+            *firsts, last = keys
+            if firsts:  # (first, last) > after, as a range on the first key the index can use
+                page = page.filter(**{f"{firsts[0]}__gte": after[0]}).exclude(
+                    **{firsts[0]: after[0], f"{last}__lte": after[1]})
+            else:
+                page = page.filter(**{f"{last}__gt": after[0]})
+        rows_of_page = list(page.values_list(*keys)[:size])
+        if not rows_of_page:
             return
-        after = ids[-1]
-        yield ids
+        after = rows_of_page[-1]
+        yield [row[-1] for row in rows_of_page]
 
 
 def retention_purge_all(*, now: datetime | None = None) -> dict:

@@ -122,7 +122,7 @@ def emit_many(*, org, type: str, items: list[tuple[dict, object]],  # noqa: A002
                 payload=envelope_bytes(event_id=event_id, type=type, created_at=created_at, data=data),
                 call_id=call_id, location_id=location_id,
             ))
-        Event.objects.bulk_create(events)
+        _insert_events(org, type, created_at, events)
         audiences: dict = {}
         for event in events:
             if event.location_id not in audiences:
@@ -165,6 +165,26 @@ def _next_sequences(call_ids: list) -> dict:
             for call_id in counts}
 
 
+# The events of one emit_many as four arrays: Django's bulk_create cannot UNNEST a bytea column, and its VALUES list
+# of eight parameters per event cost a purge more than the rest of its batch.
+_INSERT_EVENTS = """
+INSERT INTO webhooks_event (id, organization_id, type, api_version, created_at, payload, call_id, location_id)
+SELECT t.id, %s, %s, %s, %s, t.payload, t.call_id, t.location_id
+  FROM unnest(%s::varchar[], %s::bytea[], %s::uuid[], %s::uuid[]) AS t(id, payload, call_id, location_id)
+"""
+
+
+def _insert_events(org, type: str, created_at, events: list[Event]) -> None:  # noqa: A002
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_EVENTS, [
+            org.pk, type, API_VERSION, created_at,
+            [event.id for event in events], [event.payload for event in events],
+            [event.call_id for event in events], [event.location_id for event in events],
+        ])
+    for event in events:
+        event._state.adding, event._state.db = False, connection.alias
+
+
 def tombstone_data(data: dict, *, reason: str) -> dict:
     """What a stored event body keeps once the content it carried is deleted: its ids alone (docs/privacy.md)."""
     ids = {key: value for key, value in data.items() if key.endswith("_id") and not isinstance(value, (dict, list))}
@@ -183,16 +203,22 @@ def events_tombstone(*, org, call_ids, reason: str, extra_event_ids=()) -> int:
     query = Q(call_id__in=call_ids) if call_ids else Q(pk__in=[])
     if extra_event_ids:
         query |= Q(pk__in=list(extra_event_ids))
-    changed = []
-    for event in events.filter(query).only("id", "type", "created_at", "payload"):
-        body = json.loads(event.payload)
+    ids, payloads = [], []
+    for event_id, event_type, created_at, payload in events.filter(query).values_list(
+            "id", "type", "created_at", "payload"):
+        body = json.loads(payload)
         if body.get("data", {}).get("content_deleted"):
             continue
-        event.payload = envelope_bytes(event_id=event.id, type=event.type, created_at=event.created_at,
-                                       data=tombstone_data(body.get("data", {}), reason=reason))
-        changed.append(event)
-    Event.objects.bulk_update(changed, ["payload"], batch_size=500)
-    return len(changed)
+        ids.append(event_id)
+        payloads.append(envelope_bytes(event_id=event_id, type=event_type, created_at=created_at,
+                                       data=tombstone_data(body.get("data", {}), reason=reason)))
+    if ids:
+        # One UPDATE from two arrays: bulk_update's CASE over every id was most of a purge's batch.
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE webhooks_event e SET payload = t.payload"
+                           " FROM unnest(%s::varchar[], %s::bytea[]) AS t(id, payload) WHERE e.id = t.id",
+                           [ids, payloads])
+    return len(ids)
 
 
 def _call_id(event_type: str, data: dict) -> uuid.UUID | None:

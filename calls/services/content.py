@@ -22,11 +22,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import services as audit
-from notifications.models import EmailNotification
 from orgs.models import Organization
 from webhooks.services import emit_many, events_tombstone
 
-from ..models import Call, ContentDeletedReason, Message, Order, Recording
+from ..models import Call, ContentDeletedReason, Recording
 
 logger = logging.getLogger("calls")
 
@@ -35,8 +34,10 @@ RECORDING = "recording"
 PARTS = (TRANSCRIPT, RECORDING)
 CONTENT_DELETED_NOTE = "[content deleted]"
 
-# The transcript part, as one UPDATE over a batch of calls (jsonb built in the database: no row travels to Python).
-_DELETE_TRANSCRIPT_SQL = """
+# The transcript part over a batch of calls in one statement (below), jsonb built in the database so no row travels
+# to Python: the calls emptied, then their messages' text, the stored copies of the e-mails that told the team about
+# them (they quoted them) and their orders' answers. A statement per call, or per table, made a purge crawl.
+_EMPTY_CALLS = """
 UPDATE calls_call SET
     transcript = '[]'::jsonb,
     summary = NULL,
@@ -58,12 +59,44 @@ UPDATE calls_call SET
         SELECT jsonb_agg('null'::jsonb)
           FROM jsonb_array_elements(CASE WHEN jsonb_typeof(unanswered_questions) = 'array' THEN unanswered_questions
                                          ELSE '[]'::jsonb END)), '[]'::jsonb),
-    content_deleted_at = %s,
-    content_deleted_reason = %s,
-    updated_at = %s
-WHERE id = ANY(%s::uuid[]) AND content_deleted_at IS NULL
+    content_deleted_at = %(now)s,
+    content_deleted_reason = %(reason)s,
+    updated_at = %(now)s
+WHERE id = ANY(%(ids)s::uuid[]) AND content_deleted_at IS NULL
 RETURNING id
 """
+
+_EMPTY_MESSAGES = """
+UPDATE calls_message SET message = '', caller_name = NULL, updated_at = %(now)s
+ WHERE call_id IN (SELECT id FROM emptied)
+"""
+
+_EMPTY_EMAILS = """
+UPDATE notifications_emailnotification
+   SET subject = %(note)s, body_text = %(note)s, body_html = '', updated_at = %(now)s
+ WHERE call_id IN (SELECT id FROM emptied)
+"""
+
+# The orders of `calls` (a subquery) without the caller's answers, per line and per order; lines and totals stay.
+_ITEMS_WITHOUT_ANSWERS = """
+CASE WHEN jsonb_typeof(o.items) = 'array' THEN coalesce((
+    SELECT jsonb_agg(CASE WHEN jsonb_typeof(i) = 'object' THEN i || '{"answers": []}'::jsonb ELSE i END ORDER BY n)
+      FROM jsonb_array_elements(o.items) WITH ORDINALITY t(i, n)), '[]'::jsonb)
+     ELSE o.items END
+"""
+
+
+def _orders_without_answers_sql(calls: str) -> str:
+    return ("UPDATE calls_order o SET items = " + _ITEMS_WITHOUT_ANSWERS  # noqa: S608 - constants only
+            + ", order_answers = '[]'::jsonb, updated_at = %(now)s WHERE o.call_id IN (" + calls + ")"
+            " AND (o.order_answers <> '[]'::jsonb OR (" + _ITEMS_WITHOUT_ANSWERS + ") IS DISTINCT FROM o.items)")
+
+
+_DELETE_TRANSCRIPT_SQL = (
+    "WITH emptied AS (" + _EMPTY_CALLS + "), messages AS (" + _EMPTY_MESSAGES  # noqa: S608 - constants only
+    + "), emails AS (" + _EMPTY_EMAILS + "), orders AS (" + _orders_without_answers_sql("SELECT id FROM emptied")
+    + ") SELECT id FROM emptied"
+)
 
 
 def _clean_parts(parts) -> list[str]:
@@ -98,22 +131,17 @@ def calls_content_delete(
     now = now or timezone.now()
     with transaction.atomic():
         locking = Call.objects.select_for_update(skip_locked=skip_locked).filter(organization=org, pk__in=call_ids)
-        calls = {call.pk: call for call in locking.order_by("pk").only("id", "location_id")}
+        located = dict(locking.order_by("pk").values_list("id", "location_id"))  # {call id: its location id}
         deleted: dict = {}
-        if TRANSCRIPT in parts and calls:
+        if TRANSCRIPT in parts and located:
             with connection.cursor() as cursor:
-                cursor.execute(_DELETE_TRANSCRIPT_SQL, [now, reason, now, list(calls)])
+                cursor.execute(_DELETE_TRANSCRIPT_SQL, {"now": now, "reason": reason, "ids": list(located),
+                                                        "note": CONTENT_DELETED_NOTE})
                 emptied = [row[0] for row in cursor.fetchall()]
-            if emptied:
-                Message.objects.filter(call_id__in=emptied).update(message="", caller_name=None, updated_at=now)
-                # The stored copies of the e-mails that told the team about these calls quoted them.
-                EmailNotification.objects.filter(call_id__in=emptied).update(
-                    subject=CONTENT_DELETED_NOTE, body_text=CONTENT_DELETED_NOTE, body_html="", updated_at=now)
-                orders_without_answers(emptied, now)
             for pk in emptied:
                 deleted.setdefault(pk, []).append(TRANSCRIPT)
-        if RECORDING in parts and calls:
-            recordings = list(Recording.objects.filter(call_id__in=list(calls)).only("id", "call_id", "file"))
+        if RECORDING in parts and located:
+            recordings = list(Recording.objects.filter(call_id__in=list(located)).only("id", "call_id", "file"))
             if recordings:
                 Recording.objects.filter(pk__in=[r.pk for r in recordings]).delete()
                 for recording in recordings:
@@ -123,8 +151,8 @@ def calls_content_delete(
         if deleted:
             events_tombstone(org=org, call_ids=list(deleted), reason=reason)
             emit_many(org=org, type="call.content_deleted", items=[
-                ({"call_id": str(pk), "location_id": str(calls[pk].location_id) if calls[pk].location_id else None,
-                  "parts": gone, "reason": reason}, calls[pk].location_id)
+                ({"call_id": str(pk), "location_id": str(located[pk]) if located[pk] else None,
+                  "parts": gone, "reason": reason}, located[pk])
                 for pk, gone in deleted.items()
             ])
         if audit_each:
@@ -141,10 +169,9 @@ def call_content_delete(*, call: Call, parts, reason: str) -> list[str]:
 
 def orders_without_answers(call_ids, now) -> None:
     """The caller's answers leave the orders of these calls (per line and per order); lines and totals stay."""
-    for order in Order.objects.filter(call_id__in=call_ids).only("id", "items", "order_answers"):
-        items = [{**item, "answers": []} if isinstance(item, dict) else item for item in order.items or []]
-        if items != order.items or order.order_answers:
-            Order.objects.filter(pk=order.pk).update(items=items, order_answers=[], updated_at=now)
+    with connection.cursor() as cursor:
+        cursor.execute(_orders_without_answers_sql("SELECT unnest(%(ids)s::uuid[])"),
+                       {"now": now, "ids": list(call_ids)})
 
 
 _suppressed = None
