@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Now
 from django.utils.timezone import now as django_now
 
 from orgs.tenancy import get_for_org
@@ -222,3 +222,11 @@ def subscription_reconciliation(subscription: Subscription, day) -> dict:
         "pending": statuses.count(Delivery.Status.PENDING),
         "failed": statuses.count(Delivery.Status.FAILED),
     }
+
+
+def due_deliveries():
+    """Deliveries that are due and that nobody holds: new ones, retries whose time came, expired leases (the
+    sweep's candidates; the claim's condition, as a queryset), on PostgreSQL's clock."""
+    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=Now()).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=Now())
+    )

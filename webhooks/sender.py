@@ -1,5 +1,5 @@
-"""Sending deliveries: claim, POST, record, schedule the next try (`send_batch`, the `deliver_batch` task's body);
-and which deliveries are due (`due_deliveries`, what the sweep publishes).
+"""Sending deliveries: claim, POST, record, schedule the next try (`send_batch`, the `deliver_batch` task's body).
+Which deliveries are due (what the sweep publishes) is `selectors.due_deliveries`.
 
 Exactly-once per attempt: a worker claims deliveries (a batch at a time) with one conditional UPDATE (due,
 pending, no live lease) that sets a lease and a token. A duplicate task run finds the lease and does nothing.
@@ -21,19 +21,16 @@ from datetime import timedelta
 import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce, Greatest, Now
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest
 
-from audit import services as audit
 from core import dbclock
 from core.timefmt import iso_ms
 from notifications.services import (
-    notify_webhook_disabled,
     notify_webhook_exhausted,
     notify_webhook_failing,
     notify_webhook_recovered,
 )
-from orgs.models import Organization
 
 from . import (
     conf,
@@ -835,7 +832,7 @@ def _update_health(outcomes, mine, failed, now, *, written=()) -> None:
     for delivery, outcome, exhausted in sorted(failed, key=lambda failure: str(failure[0].subscription_id)):
         sub_id = delivery.subscription_id
         if outcome.status_code == 410:
-            _disable(sub_id, "The endpoint answered 410 Gone.", now)
+            services.subscription_disable(subscription_id=sub_id, reason="The endpoint answered 410 Gone.", now=now)
         elif exhausted and delivery.next_trigger == DeliveryAttempt.Trigger.SCHEDULED:
             delivery.last_error = outcome.error
             _notify_exhausted(delivery)
@@ -907,24 +904,6 @@ def _slow_down(sub_id, slow: list, now) -> None:
     Subscription.objects.filter(pk=sub_id).update(**changes)
 
 
-def _disable(subscription_id, reason: str, now) -> bool:
-    """Disables a subscription with a reason and emails its org's admins; False when it was already disabled."""
-    subscription = Subscription.objects.select_for_update().get(pk=subscription_id)
-    if not subscription.set_enabled(False, reason=reason, now=now):
-        return False
-    subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
-    audit.record(org=subscription.organization_id, action="webhook_subscription.auto_disabled", target=subscription,
-                 target_label=masked_url(subscription.url), actor=audit.SYSTEM,
-                 changes={"enabled": [True, False], "disabled_reason": ["", reason]})
-    # E-mail goes out one way, through the notifications outbox: org admins plus "webhook problems" recipients.
-    notify_webhook_disabled(subscription=subscription, reason=reason)
-    _announce(subscription, "webhook_subscription.disabled", {
-        "subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "reason": reason,
-        "disabled_at": subscription.disabled_at})
-    logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
-    return True
-
-
 # Operational events (docs/webhooks.md#operational-events): the organization's other subscriptions that choose them
 # and its "webhook problems" recipients hear that an endpoint is failing (its FAILING_AFTER-th consecutive failed
 # attempt), was disabled, or recovered (its first 2xx after `failing` was sent). Never the endpoint itself: it is
@@ -954,7 +933,7 @@ def _count_failures(subscription: Subscription, failed: int, last: Outcome, now)
     count, _, failing_since = row
     data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "consecutive_failures": count,
             "failing_since": failing_since, "last_status_code": last.status_code, "last_error": last.error[:500]}
-    _announce(subscription, "webhook_subscription.failing", data)
+    services.operational_event_emit(subscription=subscription, type="webhook_subscription.failing", data=data)
     notify_webhook_failing(subscription=subscription, consecutive_failures=count, now=now)
 
 
@@ -974,30 +953,19 @@ def _announce_recoveries(outcomes, mine, now) -> None:
                 continue
             data = {"subscription_id": str(subscription.pk), "url": masked_url(subscription.url),
                     "failing_since": subscription.failing_since, "recovered_at": iso_ms(now)}
-            _announce(subscription, "webhook_subscription.recovered", data)
+            services.operational_event_emit(subscription=subscription, type="webhook_subscription.recovered",
+                                            data=data)
             notify_webhook_recovered(subscription=subscription, now=now)
-
-
-def _announce(subscription: Subscription, event_type: str, data: dict) -> None:
-    org = Organization.objects.get(pk=subscription.organization_id)
-    services.emit(org=org, type=event_type, data=data, exclude_subscription_id=subscription.pk)
 
 
 def _disable_if_failing_too_long(subscription_id, now) -> None:
     cutoff = now - timedelta(seconds=conf.disable_after_seconds())
     if Subscription.objects.filter(pk=subscription_id, enabled=True, failing_since__lte=cutoff).exists():
         days = conf.disable_after_seconds() / 86400
-        _disable(subscription_id, f"Every delivery failed for {days:g} days straight.", now)
+        services.subscription_disable(subscription_id=subscription_id,
+                                      reason=f"Every delivery failed for {days:g} days straight.", now=now)
 
 
 def _notify_exhausted(delivery: Delivery) -> None:
     subscription = Subscription.objects.only("url", "organization_id").get(pk=delivery.subscription_id)
     notify_webhook_exhausted(delivery=delivery, subscription=subscription)
-
-
-def due_deliveries():
-    """Deliveries that are due and that nobody holds: new ones, retries whose time came, expired leases (the
-    sweep's candidates; the claim's condition, as a queryset), on PostgreSQL's clock."""
-    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=Now()).filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=Now())
-    )

@@ -16,6 +16,7 @@ change emits nothing; a committed one loses nothing (the sweep publishes what th
 
 import datetime as dt
 import json
+import logging
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -28,6 +29,8 @@ from audit import services as audit
 from core import dbclock
 from core.errors import Conflict, ValidationFailed
 from core.timefmt import iso_ms
+from notifications.services import notify_webhook_disabled
+from orgs.models import Organization
 from orgs.scopes import clean_location_ids
 from orgs.tenancy import ScopeForbidden, location_ids_of
 
@@ -40,6 +43,8 @@ from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
 from .models import API_VERSION, EVENT_TYPES, Delivery, DeliveryAttempt, Event, Subscription
 from .ssrf import masked_url, validate_url
+
+logger = logging.getLogger("webhooks")
 
 __all__ = [
     "emit",
@@ -563,3 +568,29 @@ def _requeue_failed(*, subscription: Subscription, since, now) -> list:
             },
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def subscription_disable(*, subscription_id, reason: str, now, actor=audit.SYSTEM) -> bool:
+    """Disables a subscription with a reason (the delivery worker's: a 410, or failing too long; the system is the
+    actor), mails its organization's admins and "webhook problems" recipients, and tells its other subscriptions
+    (`webhook_subscription.disabled`). False when it was already disabled."""
+    subscription = Subscription.objects.select_for_update().get(pk=subscription_id)
+    if not subscription.set_enabled(False, reason=reason, now=now):
+        return False
+    subscription.save(update_fields=[*Subscription.ENABLED_FIELDS, "updated_at"])
+    audit.record(org=subscription.organization_id, action="webhook_subscription.auto_disabled", target=subscription,
+                 target_label=masked_url(subscription.url), actor=actor,
+                 changes={"enabled": [True, False], "disabled_reason": ["", reason]})
+    notify_webhook_disabled(subscription=subscription, reason=reason)
+    operational_event_emit(subscription=subscription, type="webhook_subscription.disabled", data={
+        "subscription_id": str(subscription.pk), "url": masked_url(subscription.url), "reason": reason,
+        "disabled_at": subscription.disabled_at})
+    logger.warning("webhooks: disabled subscription %s: %s", subscription.pk, reason)
+    return True
+
+
+def operational_event_emit(*, subscription: Subscription, type: str, data: dict) -> Event:  # noqa: A002
+    """An operational event about `subscription` (failing, disabled, recovered: docs/webhooks.md#operational-events)
+    to its organization's other subscriptions that choose it; never to the endpoint itself."""
+    org = Organization.objects.get(pk=subscription.organization_id)
+    return emit(org=org, type=type, data=data, exclude_subscription_id=subscription.pk)

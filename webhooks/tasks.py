@@ -13,7 +13,8 @@ from core.outbox import Publisher, WaitingTasks, broker_queue_length
 
 from . import conf
 from .retention import delivery_log_purge
-from .sender import due_deliveries, send_batch
+from .selectors import due_deliveries
+from .sender import send_batch
 
 logger = logging.getLogger("webhooks")
 

@@ -26,7 +26,7 @@ from tests.calls.conftest import Runtime, iso
 from tests.factories import MembershipFactory, UserFactory, make_key
 from tests.support.clients import PASSWORD, logged_in
 from webhooks.models import Subscription
-from webhooks.sender import _disable
+from webhooks.services import subscription_disable
 
 pytestmark = pytest.mark.django_db
 
@@ -299,7 +299,8 @@ def test_auto_disable_is_the_systems_and_re_enabling_is_recorded(org, api, local
     sub_id = api.post("/v1/webhook-subscriptions", {"url": "http://127.0.0.1:9/in", "events": ["call.ended"]},
                       format="json").json()["data"]["id"]
     with exactly_one("webhook_subscription.auto_disabled") as box, transaction.atomic():
-        assert _disable(sub_id, "The endpoint answered 410 Gone.", timezone.now())
+        assert subscription_disable(subscription_id=sub_id, reason="The endpoint answered 410 Gone.",
+                                    now=timezone.now())
     assert box["actor"] == ("system", None, "system")
     assert box["entry"].changes == {"enabled": [True, False],
                                     "disabled_reason": ["", "The endpoint answered 410 Gone."]}
