@@ -13,8 +13,6 @@ fixtures in conftest files, rules in test modules.
 import ast
 from pathlib import Path
 
-import pytest
-
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 LIBRARY = ("tests.support", "tests.factories")
@@ -51,7 +49,6 @@ def test_imports(path: Path) -> list[str]:
 test_imports.__test__ = False  # a helper of this module, not a test
 
 FILES = sorted(TESTS.rglob("*.py"))
-IDS = [str(p.relative_to(TESTS)) for p in FILES]
 EXISTING = {module_of(p) for p in FILES}
 
 
@@ -66,13 +63,14 @@ def test_the_imports_are_read():
     assert {"tests.factories", "tests.support.waiting", "tests.support.runtime"} <= found
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
-def test_nothing_imports_a_conftest_or_a_test_module(path):
-    assert [m for m in test_imports(path) if existing(m) and is_rule_module(m)] == []
+def test_nothing_imports_a_conftest_or_a_test_module():
+    found = {str(p.relative_to(TESTS)): [m for m in test_imports(p) if existing(m) and is_rule_module(m)]
+             for p in FILES}
+    assert {path: modules for path, modules in found.items() if modules} == {}
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if is_rule_module(module_of(p))],
-                         ids=[i for p, i in zip(FILES, IDS, strict=True) if is_rule_module(module_of(p))])
-def test_tests_and_conftests_import_helpers_from_the_library_only(path):
-    outside = [m for m in test_imports(path) if existing(m) and m != "tests" and not m.startswith(LIBRARY)]
-    assert outside == [], f"move {outside} into tests/support/"
+def test_tests_and_conftests_import_helpers_from_the_library_only():
+    found = {str(p.relative_to(TESTS)): [m for m in test_imports(p) if existing(m) and m != "tests"
+                                           and not m.startswith(LIBRARY)]
+             for p in FILES if is_rule_module(module_of(p))}
+    assert {path: modules for path, modules in found.items() if modules} == {}, "move them into tests/support/"

@@ -6,7 +6,7 @@ import pytest
 
 from calls.models import CallbackRequest
 from knowledge.models import Calendar, EscalationRule, TeamMember
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 from voiceagent.api.errors import by_field_name
 
 LONG = "Ensure this field has no more than 100 characters."

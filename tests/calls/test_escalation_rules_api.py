@@ -18,8 +18,7 @@ from knowledge.services import (
     team_member_delete,
 )
 from tests.support.races import run_together
-
-from .conftest import Runtime
+from tests.support.runtime import Runtime
 
 
 def validation(field_errors=None, form_errors=None):

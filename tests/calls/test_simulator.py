@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from calls.models import Call, Order
 from devtools.simulation import SCENARIOS
 from knowledge.services import call_field_create, fact_create, location_create, team_member_create
-from tests.calls.conftest import assert_valid_event, events
+from tests.support.events import assert_valid_event, events
 from webhooks.models import EVENT_TYPES
 
 

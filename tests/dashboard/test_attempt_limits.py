@@ -11,7 +11,7 @@ from django.test import Client
 
 from dashboard.attempts import AccountBrake
 from orgs.models import Organization
-from tests.dashboard.accounts_support import NEW_PASSWORD, reset_link_path, send_account_mail, set_password_through
+from tests.support.accounts import NEW_PASSWORD, reset_link_path, send_account_mail, set_password_through
 from tests.support.clients import PASSWORD
 
 

@@ -9,10 +9,9 @@ import pytest
 from django.utils import timezone
 
 from knowledge.models import Location
+from tests.support.accounts import session_rows
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
-
-from .accounts_support import session_rows
 
 pytestmark = pytest.mark.django_db
 

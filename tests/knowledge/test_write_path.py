@@ -11,7 +11,7 @@ from calls.models import Booking
 from core.errors import Conflict, ValidationFailed
 from knowledge import services
 from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 HOURS = [{"day": day, "start": "00:00", "end": "24:00"} for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")]
 

@@ -2,7 +2,7 @@
 it and enqueues the send on commit, and a separate worker process sends the mail.
 
 The worker is its own process, so Django's locmem outbox there is out of our reach: it runs with
-worker_settings.py, which points EMAIL_BACKEND at a file backend in a temporary folder (the real
+tests/support/mail_worker_settings.py, which points EMAIL_BACKEND at a file backend in a temporary folder (the real
 `django.core.mail.backends.filebased.EmailBackend`, wrapped by FlakyFileBackend to fail the first N sends like
 a dropped SMTP connection). The tests read the files, one per message, and check the outbox rows.
 """
@@ -14,36 +14,16 @@ from django.db import transaction
 
 from calls.services.tool_events import tool_event_record
 from notifications.models import EmailNotification
-from tests.notifications.conftest import parts, read_mail_files, wait_for_mail
+from tests.support.mail import CALLBACK, parts, read_mail_files, start_mail_worker, wait_for_mail
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("notifications-worker")]
 
-CALLBACK = {"requested_window": "evening", "reason": "Wants to book the back room for 30 people",
-            "callback_number": "+14155550177"}
-
-
-@pytest.fixture
-def mail_dir(tmp_path):
-    folder = tmp_path / "mail"
-    folder.mkdir()
-    return folder
-
-
-def start_worker(factory, mail_dir, *, fail_first=0, beat=False, **options):
-    return factory(beat=beat, **options, env={
-        "DJANGO_SETTINGS_MODULE": "tests.notifications.worker_settings",
-        "TEST_EMAIL_BACKEND": "tests.notifications.backends.FlakyFileBackend",
-        "TEST_EMAIL_FILE_PATH": str(mail_dir),
-        "TEST_EMAIL_FAIL_FIRST": str(fail_first),
-        "NOTIFICATION_RETRY_SCHEDULE": "0.5,0.5,0.5",
-        "NOTIFICATION_SWEEP_INTERVAL_SECONDS": "0.5",
-    })
 
 
 def test_a_callback_request_reaches_each_recipient_once_within_seconds(
     celery_worker_factory, mail_dir, runtime, recipients, other_org_recipient, settings
 ):
-    worker = start_worker(celery_worker_factory, mail_dir)
+    worker = start_mail_worker(celery_worker_factory, mail_dir)
     call_id, _ = runtime.start()
     started = time.monotonic()
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
@@ -71,7 +51,7 @@ def test_a_callback_request_reaches_each_recipient_once_within_seconds(
 def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
     celery_worker_factory, mail_dir, runtime, recipients
 ):
-    worker = start_worker(celery_worker_factory, mail_dir, fail_first=2, beat=True)  # both first tries fail
+    worker = start_mail_worker(celery_worker_factory, mail_dir, fail_first=2, beat=True)  # both first tries fail
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
                          data=CALLBACK).status_code == 201
@@ -87,7 +67,7 @@ def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
 
 
 def test_a_rolled_back_callback_request_sends_nothing(celery_worker_factory, mail_dir, runtime, recipients):
-    worker = start_worker(celery_worker_factory, mail_dir)
+    worker = start_mail_worker(celery_worker_factory, mail_dir)
     call_id, _ = runtime.start()
     with pytest.raises(RuntimeError), transaction.atomic():
         tool_event_record(org=runtime.org, runtime_call_id=call_id, runtime_event_id="ev-rolled-back",

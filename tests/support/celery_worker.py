@@ -1,8 +1,7 @@
 """A real Celery worker subprocess for tests, against the test database and this xdist worker's broker.
 
-Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transaction=True)`):
-
-    from tests.support.celery_worker import celery_worker_factory  # in a conftest.py, to expose the fixture
+Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transaction=True)`; tests/conftest.py
+loads this module as a plugin, so the fixture is everywhere):
 
     @pytest.mark.django_db(transaction=True)
     def test_something(celery_worker_factory):
