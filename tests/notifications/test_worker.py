@@ -14,9 +14,15 @@ from django.db import transaction
 
 from calls.services.tool_events import tool_event_record
 from notifications.models import EmailNotification
+from tests.support.celery_worker import broker_idle
 from tests.support.mail import CALLBACK, parts, read_mail_files, start_mail_worker, wait_for_mail
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("notifications-worker")]
+
+
+def all_sent() -> bool:
+    return not EmailNotification.objects.exclude(status=EmailNotification.Status.SENT).exists()
 
 
 
@@ -32,7 +38,8 @@ def test_a_callback_request_reaches_each_recipient_once_within_seconds(
     elapsed = time.monotonic() - started
     assert len(messages) == 2, worker.log()
     assert elapsed < 10
-    time.sleep(1)  # nothing more arrives: one e-mail per recipient
+    # Nothing more arrives: every row is sent and no task is left that could send again.
+    wait_until(lambda: all_sent() and broker_idle(), 20, lambda: f"the worker still busy\n{worker.log()}")
     assert len(read_mail_files(mail_dir)) == 2
     assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
     call = runtime.call(call_id)
@@ -57,7 +64,10 @@ def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
                          data=CALLBACK).status_code == 201
     messages = wait_for_mail(mail_dir, 2)
     assert len(messages) == 2, worker.log()
-    time.sleep(2)  # several more sweeps: nothing is sent again
+    # Three more sweeps sent by the beat and run, and whatever they queued run too: nothing is sent again.
+    sweeps = worker.count("beat: sent notifications-sweep")
+    wait_until(lambda: worker.count("beat: sent notifications-sweep") >= sweeps + 3 and broker_idle(), 30,
+               lambda: f"three more sweeps run and the queues empty\n{worker.log()}")
     messages = read_mail_files(mail_dir)
     assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
     assert len({m["X-Notification-Id"] for m in messages}) == 2
@@ -76,8 +86,8 @@ def test_a_rolled_back_callback_request_sends_nothing(celery_worker_factory, mai
     # A committed one afterwards: once its mails are in, the worker has drained the queue.
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
                          data={**CALLBACK, "reason": "COMMITTED"}).status_code == 201
-    messages = wait_for_mail(mail_dir, 2)
-    time.sleep(1)
+    wait_for_mail(mail_dir, 2)
+    wait_until(lambda: all_sent() and broker_idle(), 20, lambda: f"the worker still busy\n{worker.log()}")
     messages = read_mail_files(mail_dir)
     assert len(messages) == 2, worker.log()
     assert all("COMMITTED" in parts(m)[0] and "ROLLED BACK" not in parts(m)[0] for m in messages)
