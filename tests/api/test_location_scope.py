@@ -2,8 +2,6 @@
 answers when it reaches for L2 or for what belongs to the whole organization, and that nothing changes then."""
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from calls.models import Booking, CallbackRequest, Message, Order
 from knowledge.models import Calendar, EscalationRule, Fact, Location, TeamMember
@@ -18,6 +16,7 @@ from tests.factories import MembershipFactory
 from tests.support.clients import org_client
 from tests.support.locations import limited_client, make_location
 from tests.support.matrix import snapshot
+from tests.support.queries import queries_per_page
 from tests.support.runtime import Runtime, order_body
 
 NOT_FOUND = {"error": "not_found"}
@@ -198,13 +197,7 @@ def two_of_each_at_l1(org, l1, l2):
 @pytest.mark.parametrize("path", LISTS)
 def test_a_scoped_list_is_a_constant_number_of_queries(org, admin, l1, two_of_each_at_l1, path):
     client = limited_client(org, [l1.id, two_of_each_at_l1.id], admin=admin)
-    counts, sizes = [], []
-    for limit in (1, 2):
-        with CaptureQueriesContext(connection) as queries:
-            response = client.get(path, {"limit": limit})
-        assert response.status_code == 200
-        counts.append(len(queries))
-        sizes.append(len(response.json()["data"]))
+    counts, sizes = queries_per_page(client, path, (1, 2))
     assert sizes == [1, 2], sizes
     assert counts[0] == counts[1]
 
