@@ -1,8 +1,8 @@
 """The event catalog: the nine event types, what each means, and the JSON Schema (2020-12) of each envelope.
 
 The one source of the payload contract: `GET /v1/event-types` serves it, the OpenAPI document's `webhooks` section
-is built from it, and the test suite validates every event it makes against what the API serves. Written from the
-spec's tables: every field of a table is required (null where unknown, never missing) and nothing else is allowed.
+is built from it, and the test suite validates every event it makes against what the API serves. Every field of a
+type is required (null where unknown, never missing) and nothing else is allowed (docs/webhooks.md#event-types).
 `call.ended` carries `order_status` and `order` if and only if `outcome` is `order`.
 
 Example payloads for test deliveries come from the apps that own the builders (calls, meetings): they register an
@@ -321,8 +321,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the nine types in the spec's order and the privacy ones, each with its description and
-    envelope schema."""
+    """`GET /v1/event-types`: the nine types in docs/webhooks.md#event-types' order and the privacy ones, each with its
+    description and envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

@@ -18,7 +18,7 @@ from orgs.tenancy import AtLocation, LocationRule, OrgOwnedModel, OrgOwnedQueryS
 
 from . import crypto
 
-# The nine event types of the spec, in the spec's order, then the privacy events.
+# The nine event types of docs/webhooks.md#event-types, in its order, then the privacy events.
 EVENT_TYPES = (
     "call.ended",
     "call.recording_ready",

@@ -71,10 +71,10 @@ def envelope_bytes(*, event_id: str, type: str, created_at: dt.datetime, data) -
     return json.dumps(body, cls=_PayloadEncoder, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the spec's field name
+def emit(*, org, type: str, data: dict, location_id=None) -> Event:  # noqa: A002 - the envelope's field name
     """Writes the event and its deliveries in the current transaction; enqueues them after commit.
 
-    `type` must be one of the nine spec types (UnknownEventType otherwise: a bug in the caller). `data` is
+    `type` must be one of EVENT_TYPES (UnknownEventType otherwise: a bug in the caller). `data` is
     serialized once, here; datetimes become millisecond-Z strings, uuids strings. `location_id` is where it
     happened (the location of the call or booking that caused it; None when nothing located did). Subscriptions
     that are enabled, belong to `org`, list `type` and cover the location (`Subscription.covering`) each get one

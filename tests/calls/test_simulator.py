@@ -1,4 +1,5 @@
-"""simulate_calls drives the runtime API; every event it causes matches the spec's schema for its type."""
+"""simulate_calls drives the runtime API; every event it causes matches its type's schema
+(docs/webhooks.md#event-types)."""
 
 import json
 from io import StringIO

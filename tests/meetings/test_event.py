@@ -1,5 +1,5 @@
 """`meeting.outcome_approved`: fires on dispatch (never on approval alone), only for orgs with the meetings product,
-with exactly the fields of the spec's table; and the outcome lifecycle rules around it."""
+with exactly the fields of its schema (docs/webhooks.md#event-types); and the outcome lifecycle rules around it."""
 
 import json
 from urllib.parse import urlsplit

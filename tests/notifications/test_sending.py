@@ -196,7 +196,8 @@ def test_a_recently_enqueued_row_is_not_swept_twice(runtime, recipients, monkeyp
 
 
 def test_a_callback_on_a_call_that_ends_as_a_robocall_was_already_mailed(runtime, recipients):
-    """The spec filters messages for unscorable calls, not callback requests: those go out mid-call, at once."""
+    """Messages of unscorable calls are filtered, callback requests are not: those go out mid-call, at once
+    (docs/webhooks.md#event-types)."""
     call = request_callback(runtime)
     runtime.complete(call.runtime_call_id, classification="robocall", outcome="", messages=[])
     assert len(send_pending()) == 2
