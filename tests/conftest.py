@@ -11,6 +11,7 @@ from tests.support.locations import limited_client, make_location
 from tests.support.matrix import one_of_each, one_of_each_at
 from tests.support.media import media_in
 from tests.support.runtime import Runtime
+from tests.support.webhooks import FakeDNS
 
 pytest_plugins = ["tests.support.browser", "tests.support.celery_worker"]
 
@@ -160,3 +161,17 @@ def l2_world(org, l2, settings):
     """One of each object the API addresses, all at L2 (or attached to it only), deliveries pending."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     return one_of_each_at(org, l2)
+
+
+@pytest.fixture
+def fake_dns(monkeypatch):
+    """The one DNS edge (webhooks.ssrf.resolve_host) answered by a table a test may add to."""
+    dns = FakeDNS()
+    monkeypatch.setattr("webhooks.ssrf.resolve_host", dns)
+    return dns
+
+
+@pytest.fixture
+def allow_local(settings):
+    """Webhook receivers on loopback (the tests' own) are allowed."""
+    settings.WEBHOOK_ALLOW_LOCAL_URLS = True

@@ -11,12 +11,7 @@ from calls.models import Call
 from knowledge import services
 from knowledge.models import CallField
 from tests.support.events import events
-from tests.support.runtime import TRANSCRIPT, Runtime
-
-
-@pytest.fixture
-def runtime(org):
-    return Runtime(org)
+from tests.support.runtime import TRANSCRIPT
 
 
 @pytest.fixture

@@ -33,11 +33,6 @@ FAST = {
 
 
 @pytest.fixture
-def allow_local(settings):
-    settings.WEBHOOK_ALLOW_LOCAL_URLS = True
-
-
-@pytest.fixture
 def sentinel_group():
     group = SentinelGroup().start()
     yield group

@@ -60,7 +60,8 @@ class FakeDNS:
     """Names -> addresses. Unknown names do not resolve. Literal IPs resolve to themselves, as getaddrinfo does."""
 
     def __init__(self):
-        self.answers = {"hooks.example.com": ["93.184.216.34"], "api.partner.io": ["151.101.1.69", "2606:4700::1"]}
+        self.answers = {"hooks.example.com": ["93.184.216.34"], "api.partner.io": ["151.101.1.69", "2606:4700::1"],
+                        "internal.example.com": ["10.0.0.5"]}
 
     def __call__(self, host, port):
         try:
