@@ -4,9 +4,9 @@ Each from the environment, with the defaults `make run` uses."""
 import os
 
 # Two processes per core, one request each (gunicorn's sync worker): a worker accepts a connection only when it is
-# idle, so load spreads evenly. Measured on the 2-core bench machine, 16 connections (README "Benchmarks"): the
-# call list's p99 was 33-47 ms this way against 56-111 ms for the same 4 processes with keep-alive (gthread), where a
-# connection stays pinned to a worker whether it is busy or not; 4 x 2 threads was worse still (GIL hand-offs).
+# idle, so load spreads evenly: the call list's p99 at 16 connections was lower this way than for the same processes
+# with keep-alive (gthread), where a connection stays pinned to a worker whether it is busy or not, and 2 threads
+# each was worse still (GIL hand-offs; docs/benchmarks.md#figures-behind-the-code).
 # No keep-alive, and a slow client holds a worker: production puts a buffering proxy (nginx) in front, which it
 # needs anyway. WEB_THREADS above 1 switches to the gthread worker, keep-alive included, for serving without one.
 workers = int(os.environ.get("WEB_WORKERS", str(2 * (os.cpu_count() or 1))))

@@ -1,4 +1,5 @@
-"""The one renderer of API errors: every failure on the API prefixes becomes the spec's `{"error", "details"?}`.
+"""The one renderer of API errors: every failure on the API prefixes becomes `{"error", "details"?}`
+(docs/api.md#errors).
 
 DRF views answer through `api_exception_handler`; what never reaches DRF (the router's 404, Django's 400/405, the
 body-size edge, unhandled exceptions) is answered by the middleware and the fallback handlers with the same
@@ -97,7 +98,7 @@ def _flatten(detail, prefix: str, out: dict[str, list[str]]) -> None:
 
 
 def validation_failed(detail) -> ValidationFailed:
-    """A serializer's errors as the spec's `formErrors` (the body's own) and `fieldErrors` (dotted paths until
+    """A serializer's errors as docs/api.md#errors's `formErrors` (the body's own) and `fieldErrors` (dotted paths until
     rendered: `_render` names their fields)."""
     form_errors: list[str] = []
     field_errors: dict[str, list[str]] = {}

@@ -188,7 +188,7 @@ class OrderCounter(models.Model):
 
 
 class Order(OrgOwnedModel):
-    """The phone order placed on a call (at most one per call). Fields mirror the spec's `order` table.
+    """The phone order placed on a call (at most one per call). Fields mirror the order object (docs/api.md#orders).
 
     `items` is `[{catalog_item_id, name, quantity, modifiers: [{group_id, group_name, option_name,
     price_cents}], answers: [{question_id, prompt, answer}], unit_price_cents, line_total_cents}]`.

@@ -1,6 +1,6 @@
-"""The calls domain's output shapes, built from rows: the `data` of every calls-side event (exactly the spec's
-fields, null where unknown) and the call and order bodies that the public API and the agent runtime both answer
-with, so an event and an endpoint never disagree on a field.
+"""The calls domain's output shapes, built from rows: the `data` of every calls-side event (exactly their schemas'
+fields, null where unknown: docs/webhooks.md#event-types) and the call and order bodies that the public API and the
+agent runtime both answer with, so an event and an endpoint never disagree on a field.
 
 Pure functions (no queries beyond the relations they are handed). The public API's serializers declare the same
 shapes for the OpenAPI schema and render through these; tests pin that both agree.
@@ -16,7 +16,7 @@ from core.timefmt import iso_ms
 from .models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording
 from .selectors import call_order, call_recording
 
-# The spec asks for "a constant naming the voice agent" in call.appointment_booked.
+# call.appointment_booked's `source`: a constant naming the voice agent (docs/webhooks.md#event-types).
 BOOKING_SOURCE = "voice_agent"
 CONTACT_SOURCE = "inbound_call"
 
@@ -26,7 +26,7 @@ def _id(value) -> str | None:
 
 
 def order_data(order: Order) -> dict:
-    """The spec's `order` object (without `order_status`, which sits beside it in `call.ended`)."""
+    """The `order` object of docs/api.md#orders (without `order_status`, which sits beside it in `call.ended`)."""
     return {
         "call_order_number": order.call_order_number,
         "profile_id": str(order.profile_id),
@@ -184,7 +184,7 @@ def call_ended_data(call: Call, order: Order | None) -> dict:
         "redaction": redaction_data(call),
     }
     if call.outcome == "order" and order is not None:
-        # At call.ended the order is as first placed: status `new` (spec, States and transitions rule 1).
+        # At call.ended the order is as first placed: status `new` (docs/webhooks.md#event-types).
         data["order_status"] = order.status
         data["order"] = order_data(order)
     return data
@@ -258,7 +258,7 @@ def appointment_booked_data(booking: Booking) -> dict:
         "booking_id": str(booking.pk),
         "call_id": _id(booking.call_id),
         "calendar_id": str(booking.calendar_id),
-        # Reserved by the spec and always null.
+        # Reserved and always null (docs/webhooks.md#event-types).
         "service_id": None,
         "service_name": None,
         "team_member_id": None,

@@ -221,15 +221,15 @@ def _pages(rows, lookups: list, chunk_size: int, line: Callable[[tuple], str]) -
     Why pages and not one cursor: a transaction (or a server-side cursor) left open while the client reads keeps
     its snapshot, and PostgreSQL can then prune no row version deleted since it began, in any table of the database
     (the xmin horizon is per database): every organization's webhook claim then walks every queue entry that died
-    since the download began (a 90-second-old snapshot made it 0.3 -> 3.4 ms, growing with its age). Each page is
-    its own transaction, which reads its rows from a cursor (not WITH HOLD: inside the transaction) and writes them
-    as they come (row objects held by the thousand cost ~15% more CPU), and ends before its lines go to the client:
+    since the download began, slower the older the snapshot (docs/benchmarks.md#figures-behind-the-code). Each page
+    is its own transaction, which reads its rows from a cursor (not WITH HOLD: inside the transaction) and writes
+    them as they come (row objects held by the thousand cost more CPU), and ends before its lines go to the client:
     tens of milliseconds, whatever the client does. So each page is read as of its own moment: a row inserted or
     changed during the download may or may not appear, and a row that exists throughout appears exactly once. (An
     export run inside a caller's transaction reads as of the caller's snapshot: nothing here can end it.)
 
     `SET LOCAL jit = off` for each page's query: PostgreSQL JIT-compiles a plan it costs high (a million-row
-    export's, before its first row was measured at most of a second); the per-row work here gains nothing from it.
+    export's took a noticeable part of the first byte's time); the per-row work here gains nothing from it.
     """
     keys = keyset(rows)
     # The last row's keys, from the columns when they are ones (a call's id and started_at): a key read again would

@@ -3,7 +3,8 @@ how to show them, and every `{"error", "details"?}` body on any interface comes 
 
 
 def error_body(code: str, details: dict | None = None, **extra) -> dict:
-    """The spec's error body: `{"error": code}`, `details` when given, then any top-level extras (`required`)."""
+    """The error body of docs/api.md#errors: `{"error": code}`, `details` when given, then any top-level extras
+    (`required`)."""
     body = {"error": code}
     if details is not None:
         body["details"] = details
@@ -54,7 +55,7 @@ class InvalidTransition(DomainError):
 
 
 class ValidationFailed(DomainError):
-    """A domain-level validation failure, rendered in the spec's `formErrors`/`fieldErrors` shape."""
+    """A domain-level validation failure, rendered in the `formErrors`/`fieldErrors` shape of docs/api.md#errors."""
 
     status = 400
     code = "Validation failed"

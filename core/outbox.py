@@ -24,7 +24,8 @@ A `Publisher` puts ids on the broker as that task:
 `WaitingTasks`, for a task that works any due rows and not only its own ids (the webhook sender's fair claim):
 while enough of its tasks wait on the broker, a publish adds nothing they would not do, so none is made. Without
 it, a burst of commits queued a task per coalescing window, and once the first tasks had drained the backlog the
-workers spent as long again starting and finishing tasks that found nothing (measured: 3.5 s of a 9 s drain).
+workers spent a large part of the drain starting and finishing tasks that found nothing (the figure:
+docs/benchmarks.md#figures-behind-the-code).
 """
 
 import atexit
@@ -164,8 +165,8 @@ class Publisher:
         if not spare and self.waiting is not None and (room := self.waiting.room()):
             # The sweep's rows go to as many tasks as there is room for beside those already waiting, each task with
             # a bigger share (every task claims any due rows, so the ids only say what woke it). One task per batch
-            # left a tail after a backlog: a drain of 2,000 deliveries was 6 tasks that sent everything, then 48
-            # that found nothing (~12% of the drain; bench.webhook_delivery, 2026-11-26).
+            # left a tail after a backlog: a few tasks sent everything, then many more found nothing
+            # (docs/benchmarks.md#figures-behind-the-code).
             size = max(size, -(-len(ids) // room))
         sent = 0
         for start in range(0, len(ids), size):

@@ -1,7 +1,7 @@
 """Field validators shared by the services that clean plain values (the knowledge base, contacts).
 
-Each raises ValidationFailed with the spec's `fieldErrors` shape and the same messages as the API's serializers,
-so a service called from the dashboard reports a field exactly as the API would.
+Each raises ValidationFailed with the `fieldErrors` shape of docs/api.md#errors and the same messages as the API's
+serializers, so a service called from the dashboard reports a field exactly as the API would.
 """
 
 from django.core.exceptions import ValidationError as DjangoValidationError

@@ -260,8 +260,8 @@ def _clean_team_member(org: Organization, values: dict) -> dict:
 
 
 def _guard_platform_user(member: TeamMember) -> None:
-    # The spec: a team member who is a platform user (a dashboard login) cannot be changed through the API. The
-    # dashboard keeps the same rule (it shows such members locked), so no caller may change or delete one.
+    # docs/api.md#team-members: a team member who is a platform user (a dashboard login) cannot be changed through the
+    # API. The dashboard keeps the same rule (it shows such members locked), so no caller may change or delete one.
     if member.is_platform_user:
         raise Forbidden("A team member who is a platform user cannot be changed here.")
 

@@ -2,7 +2,7 @@
 `simulate_meeting` all come through here.
 
 Lifecycle of an outcome: drafted (ingested) -> edited any number of times -> approved -> dispatched (one or more
-times). Rules chosen where the spec is silent:
+times). Rules chosen here (docs/api.md#meetings has the dispatch's; meetings/README.md all of them):
 - `outcome_update` is for admins, and only before the first dispatch (after it: 409 `invalid_transition`; what
   subscribers received must stay what the dashboard shows). An edit of an approved outcome withdraws the
   approval, so nothing unapproved is ever dispatched.
@@ -201,7 +201,7 @@ def outcome_approve(*, outcome: Outcome, by) -> Outcome:
 
 
 def outcome_approved_data(outcome: Outcome, dispatch: Dispatch, token: str) -> dict:
-    """The spec's `meeting.outcome_approved` data, every field of its table and nothing else."""
+    """The `meeting.outcome_approved` data: every field of its schema (docs/webhooks.md#event-types), nothing else."""
     meeting = outcome.meeting
     return {
         "meeting_id": str(meeting.pk),

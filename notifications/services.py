@@ -203,8 +203,9 @@ def notify_callback_requested(*, callback, call) -> list[EmailNotification]:
 
 def notify_message_taken(*, message, call) -> list[EmailNotification]:
     """E-mails a message to the team member it is for and to the "messages" recipients. Called by
-    calls.services.lifecycle.call_complete exactly where it emits `call.message_taken`, so an unscorable call's
-    messages (robocalls, dialers, wrong numbers), which the spec does not announce, mail nobody either."""
+    calls.services.lifecycle.call_complete exactly where it emits `call.message_taken`, so an unscorable call's messages
+    (robocalls, dialers, wrong numbers), which are never announced (docs/webhooks.md#event-types), mail nobody
+    either."""
     addresses = [_member_address(message.for_team_member_id),
                  *recipient_addresses(org_id=call.organization_id, kind=Kind.MESSAGES,
                                      location_id=call.location_id)]

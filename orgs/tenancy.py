@@ -59,10 +59,10 @@ def get_for_org(rows, org, pk):
     """This org's row with this id, or `NotFound`: the one tenancy lookup of the API, the runtime and the dashboard.
 
     `rows` is a model or a queryset (for `select_related` and the like); it is narrowed with `for_org(org)` here,
-    so no caller can forget it. A malformed id, a missing id and another org's id fail identically (the spec: the
-    same 404 for what does not exist and what belongs to someone else). `org` may carry a scope (orgs.tenancy
-    `scoped`): a row outside it is that same 404. The row comes back with `org` as its `organization`, so a service
-    given the row alone acts within the scope it was read through.
+    so no caller can forget it. A malformed id, a missing id and another org's id fail identically
+    (docs/api.md#errors: the same 404 for what does not exist and what belongs to someone else). `org` may carry a
+    scope (`scoped`): a row outside it is that same 404. The row comes back with `org` as its `organization`, so a
+    service given the row alone acts within the scope it was read through.
     """
     row = get_or_not_found(_queryset(rows).for_org(org), pk)
     if getattr(row, "organization_id", None) == getattr(org, "pk", None):

@@ -1,12 +1,19 @@
+"""The fixtures every test directory shares: organizations, their users and keys, `/v1`, dashboard and runtime
+clients. Each is a thin wrapper over tests/support (which holds the helpers; nothing imports a conftest)."""
+
 import pytest
 from django.core.cache import cache
-from rest_framework.test import APIClient
 
 from core import counters, outbox
 from tests.factories import MembershipFactory, OrganizationFactory, make_key
-from tests.support.clients import logged_in
+from tests.support.clients import key_client, logged_in
+from tests.support.locations import limited_client, make_location
+from tests.support.matrix import one_of_each, one_of_each_at
+from tests.support.media import media_in
+from tests.support.runtime import Runtime
+from tests.support.webhooks import FakeDNS
 
-pytest_plugins = ["tests.support.browser"]
+pytest_plugins = ["tests.support.browser", "tests.support.celery_worker"]
 
 
 @pytest.fixture(autouse=True)
@@ -56,32 +63,25 @@ def other_key(other_org):
     return make_key(other_org, scope="read_write", name="Other key")
 
 
-def _client(plaintext: str | None) -> APIClient:
-    client = APIClient()
-    if plaintext:
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client
-
-
 @pytest.fixture
 def api(write_key):
     """A client authenticated with a read+write key of `org`."""
-    return _client(write_key[1])
+    return key_client(write_key[1])
 
 
 @pytest.fixture
 def read_api(read_key):
-    return _client(read_key[1])
+    return key_client(read_key[1])
 
 
 @pytest.fixture
 def other_api(other_key):
-    return _client(other_key[1])
+    return key_client(other_key[1])
 
 
 @pytest.fixture
 def anon_api():
-    return _client(None)
+    return key_client(None)
 
 
 @pytest.fixture
@@ -104,3 +104,74 @@ def member_client(member):
 @pytest.fixture
 def outsider_client(outsider):
     return logged_in(outsider)
+
+
+@pytest.fixture
+def runtime(org):
+    """The agent runtime of `org`, through the internal API."""
+    return Runtime(org)
+
+
+@pytest.fixture
+def other_runtime(other_org):
+    return Runtime(other_org)
+
+
+@pytest.fixture
+def media_in_tmp(settings, tmp_path):
+    """Recordings go to a per-test directory, never to var/media."""
+    media_in(settings, tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def mail_dir(tmp_path):
+    """A folder for the mail a worker process writes (tests/support/mail.py's start_mail_worker)."""
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def l1(org):
+    """A location of `org`; with `l2`, the two sides of every location-scope test."""
+    return make_location(org, "L1", phone_number="+12125550101")
+
+
+@pytest.fixture
+def l2(org):
+    return make_location(org, "L2", phone_number="+12125550102")
+
+
+@pytest.fixture
+def l1_api(org, admin, l1):
+    """A `/v1` client whose read+write key of `org` is limited to L1."""
+    return limited_client(org, [l1.id], admin=admin, name="L1 key")
+
+
+@pytest.fixture
+def world(org, settings):
+    """One of each object the API addresses, all in `org`, deliveries pending (tests/support/matrix.py)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    return one_of_each(org)
+
+
+@pytest.fixture
+def l2_world(org, l2, settings):
+    """One of each object the API addresses, all at L2 (or attached to it only), deliveries pending."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    return one_of_each_at(org, l2)
+
+
+@pytest.fixture
+def fake_dns(monkeypatch):
+    """The one DNS edge (webhooks.ssrf.resolve_host) answered by a table a test may add to."""
+    dns = FakeDNS()
+    monkeypatch.setattr("webhooks.ssrf.resolve_host", dns)
+    return dns
+
+
+@pytest.fixture
+def allow_local(settings):
+    """Webhook receivers on loopback (the tests' own) are allowed."""
+    settings.WEBHOOK_ALLOW_LOCAL_URLS = True

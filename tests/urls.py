@@ -1,4 +1,5 @@
-"""The test build's URLs: the real ones plus a view that raises, to prove 500s render as the spec's JSON."""
+"""The test build's URLs: the real ones plus a view that raises, to prove 500s render as the JSON of
+docs/api.md#errors."""
 
 from django.urls import include, path
 from drf_spectacular.utils import extend_schema

@@ -1,10 +1,10 @@
 """The dashboard's middleware: Django's own, passed through by API requests.
 
 An API request (/v1/, /internal/, /hooks/: a key or a token, no cookie, JSON) has no session, no logged-in user, no
-flash message, no page to frame and no htmx; the stock middleware still did that work for it, ~25 us of /v1/me's
-~310 us of CPU (README "Benchmarks"). These subclasses keep the stock behaviour for every other request. None of
-them has a process_view or process_exception, the hooks Django calls apart from the chain, so passing a request
-through skips all of it. CSRF stays as it is: it guards the dashboard's forms and DRF's views are exempt anyway.
+flash message, no page to frame and no htmx; the stock middleware still did that work for it, a measurable part of
+/v1/me's CPU (docs/benchmarks.md#figures-behind-the-code). These subclasses keep the stock behaviour for every other
+request. None of them has a process_view or process_exception, the hooks Django calls apart from the chain, so passing a
+request through skips all of it. CSRF stays as it is: it guards the dashboard's forms and DRF's views are exempt anyway.
 """
 
 from django.contrib.auth.middleware import AuthenticationMiddleware

@@ -103,8 +103,8 @@ class NoCorsMiddleware:
 
 
 class ApiErrorMiddleware:
-    """Every failure under the API prefixes is the spec's JSON: the router's 404, Django's 400/405, and 500s. Any page
-whose view could not reach PostgreSQL is a 503 with Retry-After (core/dbreach.py), never a 500.
+    """Every failure under the API prefixes is the JSON of docs/api.md#errors: the router's 404, Django's 400/405, and
+500s. Any page whose view could not reach PostgreSQL is a 503 with Retry-After (core/dbreach.py), never a 500.
 
     DRF views render their own errors through `api_exception_handler`; this catches what never reaches DRF.
     """

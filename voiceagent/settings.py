@@ -463,7 +463,8 @@ NOTIFICATION_REENQUEUE_AFTER_SECONDS = env.float("NOTIFICATION_REENQUEUE_AFTER_S
 NOTIFICATION_SWEEP_INTERVAL_SECONDS = env.float("NOTIFICATION_SWEEP_INTERVAL_SECONDS", default=5)
 _periodic("notifications-sweep", "notifications.sweep", NOTIFICATION_SWEEP_INTERVAL_SECONDS, time_limit=60)
 # Celery's Django fixup otherwise closes the DB connection before and after every task (a new PostgreSQL
-# connection per webhook delivery, ~10x its cost); tasks call close_old_connections(), which honours CONN_MAX_AGE.
+# connection per webhook delivery, costing more than the delivery; docs/benchmarks.md#figures-behind-the-code);
+# tasks call close_old_connections(), which honours CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")

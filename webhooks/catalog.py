@@ -2,8 +2,8 @@
 JSON Schema (2020-12) of each envelope.
 
 The one source of the payload contract: `GET /v1/event-types` serves it, the OpenAPI document's `webhooks` section
-is built from it, and the test suite validates every event it makes against what the API serves. Written from the
-spec's tables: every field of a table is required (null where unknown, never missing) and nothing else is allowed.
+is built from it, and the test suite validates every event it makes against what the API serves. Every field of a
+type is required (null where unknown, never missing) and nothing else is allowed (docs/webhooks.md#event-types).
 `call.ended` carries `order_status` and `order` if and only if `outcome` is `order`.
 
 Example payloads for test deliveries come from the apps that own the builders (calls, meetings): they register an
@@ -392,8 +392,8 @@ def envelope_schema(event_type: str) -> dict:
 
 
 def catalog() -> list[dict]:
-    """`GET /v1/event-types`: the types in EVENT_TYPES order (the spec's nine, the privacy ones, the operational
-    ones), each with its description and envelope schema."""
+    """`GET /v1/event-types`: the types in EVENT_TYPES order (docs/webhooks.md#event-types' nine, the privacy ones,
+    the operational ones), each with its description and envelope schema."""
     return [{"type": t, "description": DESCRIPTIONS[t], "schema": envelope_schema(t)} for t in EVENT_TYPES]
 
 

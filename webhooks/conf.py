@@ -40,10 +40,9 @@ def batch_size() -> int:
 def send_threads() -> int:
     """Concurrent POSTs per worker process (each thread keeps its own keep-alive connections).
 
-    32 rather than 8 (2026-11-26): a task claims and records for its free threads at once, and what a delivery costs
-    the database is mostly that claim and record, whatever their size; 32 threads serve ~4x as many deliveries per
-    claim. bench.webhook_delivery, 4 processes: 1,910 deliveries/s against 1,385 with 8 (quiet machine, minutes
-    apart); bench.webhook_fairness met its goals at 32 (a hanging tenant's neighbour p99 108 ms, a rate cap 1.005x)."""
+    32 rather than 8: a task claims and records for its free threads at once, and what a delivery costs the database
+    is mostly that claim and record, whatever their size; 32 threads serve ~4x as many deliveries per claim, and the
+    fairness goals still held at 32 (docs/benchmarks.md#figures-behind-the-code)."""
     return max(1, int(getattr(settings, "WEBHOOK_SEND_THREADS", 32)))
 
 
@@ -51,9 +50,9 @@ def enqueue_window_seconds() -> float:
     """After a publish, further publishes in this process within this many seconds go out together at its end
     (one task for many single-event commits; core.outbox); 0 publishes every one at once.
 
-    0.1 s rather than 0.05: a backlog of 2,000 single-event commits (a worker outage) became 45 tasks rather than
-    89, and a worker drains it 10% faster (the tasks whose deliveries an earlier batch took still cost ~1 ms each);
-    emit-to-receipt at 100 events/s went from p50 34 / p99 60 ms to 61 / 111 ms (README "Benchmarks")."""
+    0.1 s rather than 0.05: a backlog of single-event commits (a worker outage) becomes half as many tasks, and a
+    worker drains it faster (the tasks whose deliveries an earlier batch took still cost something each), for a
+    longer but still small emit-to-receipt time (docs/benchmarks.md#figures-behind-the-code)."""
     return float(getattr(settings, "WEBHOOK_ENQUEUE_WINDOW_SECONDS", 0.1))
 
 

@@ -19,9 +19,10 @@ def decrypt(token: str) -> str:
     return _decrypt(fernet(), token)
 
 
-# A worker signs with the same few secrets over and over: decrypting one (Fernet's HMAC check and AES) on every claim
-# of its subscription was ~3% of a worker's busy time in a drain (py-spy). Kept per process, by key and token, as
-# long as the token is in use; the plaintext lives only in this process's memory, as it does while it signs.
+# A worker signs with the same few secrets over and over: decrypting one (Fernet's HMAC check and AES) on every claim of
+# its subscription showed in a drain's profile (docs/benchmarks.md#figures-behind-the-code). Kept per process, by key
+# and token, as long as the token is in use; the plaintext lives only in this process's memory, as it does while it
+# signs.
 @lru_cache(maxsize=4096)
 def _decrypt(box, token: str) -> str:
     return box.decrypt(token.encode()).decode()

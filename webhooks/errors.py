@@ -4,7 +4,7 @@ from core.errors import DomainError
 
 
 class UnknownEventType(DomainError):
-    """A programming error in the emitting code: the type is not one of EVENT_TYPES."""
+    """A programming error in the emitting code: the type is not one of EVENT_TYPES (docs/webhooks.md#event-types)."""
 
     status = 500
     code = "internal_error"

@@ -87,12 +87,13 @@ def next_delay(attempt_number: int, retry_after: float | None = None) -> float:
 # 2. Claim. A statement's snapshot is taken when it starts, so this one sees every claim committed before the locks
 #    of statement 1 were granted: every earlier claim of these subscriptions held the same row locks until its commit.
 #    The in-flight counts (live leases, by index) and the rate-cap state it reads are therefore exact across
-#    processes, without a lock shared by all claims (one advisory lock serialized them until 2026-11-26: half of a
-#    drain's claim time was queueing for it). Per subscription: its free share = its in-flight limit minus its live
-#    claims, and, with a rate cap, at most the send slots of the next RATE_HORIZON seconds (GCRA: slot k is
-#    rate_tat + k/rate). Each subscription's due deliveries are taken live first, then replays (priority), oldest
-#    first, up to its share; across subscriptions they are ranked round robin (every subscription's first before
-#    anyone's second). Every locked subscription's `claimed_at` moves to now, so the next claim serves others first.
+#    processes, without a lock shared by all claims (one advisory lock serialized them before, and a drain's claims
+#    spent much of their time queueing for it: docs/benchmarks.md#figures-behind-the-code). Per subscription: its free
+#    share = its in-flight limit minus its live claims, and, with a rate cap, at most the send slots of the next
+#    RATE_HORIZON seconds (GCRA: slot k is rate_tat + k/rate). Each subscription's due deliveries are taken live first,
+#    then replays (priority), oldest first, up to its share; across subscriptions they are ranked round robin (every
+#    subscription's first before anyone's second). Every locked subscription's `claimed_at` moves to now, so the next
+#    claim serves others first.
 #
 # One clock: every time the claim compares or sets (due, leased until, the rate cap's slots, `claimed_at`) is
 # PostgreSQL's statement_timestamp(), the time the server received the claim's query, the same for both statements,
@@ -262,10 +263,10 @@ _PARTS = {
 # with the statistics of that moment (force_custom_plan). By default PostgreSQL switches a prepared statement to one
 # generic plan after five EXECUTEs if that plan looks no dearer, and it looks cheap exactly when the statistics say
 # the queue is nearly empty: in bench.webhook_delivery (the tables analyzed before the backlog came, autovacuum off)
-# the generic claims scanned all of webhooks_delivery sequentially, 10 - 40 ms each, for the whole drain
-# (auto_explain, 2026-11-26), and a generic plan is only made again when the tables are analyzed. Custom planning
-# costs ~0.4 ms per statement, the same with an empty history as with 10 million rows of it (forcing generic plans
-# instead took 40 - 160 ms claims on such statistics, measured 2026-11-26).
+# the generic claims scanned all of webhooks_delivery sequentially for the whole drain (auto_explain), and a generic
+# plan is only made again when the tables are analyzed. Custom planning costs little and the same with an empty
+# history as with 10 million rows of it, where forced generic plans made every claim many times slower
+# (docs/benchmarks.md#figures-behind-the-code).
 _PARAMS = ("lease", "token", "ids", "limit", "max_in_flight", "horizon")
 _PARAM_TYPES = "float8, uuid, uuid[], int, int, float8"
 
@@ -472,9 +473,8 @@ RECORD_EVERY = 1.0
 # and one claim for several free threads. A claim per finished POST would make claims and their round trips the
 # bottleneck of a fast drain; a task refills once REFILL_AT of its threads are free (or all its POSTs are done).
 LINGER = 0.003
-# Three quarters rather than half (2026-11-26): a claim and a record cost the database about the same whatever their
-# size, so larger cycles cost less per delivery. bench.webhook_delivery, median pair of each run: 0.88, 0.96, 0.91,
-# 0.94 of a plain loop, against 0.85 and 0.91 at half; a hanging tenant's neighbour p99 113 ms, a rate cap 1.005 x.
+# Three quarters rather than half: a claim and a record cost the database about the same whatever their size, so
+# larger cycles cost less per delivery; the fairness goals still held (docs/benchmarks.md#figures-behind-the-code).
 REFILL_AT = 0.75
 # A fair claim that found every subscription it could serve held by other claims (row locks, SKIP LOCKED) tries
 # again this many times, a few milliseconds apart, before its task decides nothing is due: those claims hold their

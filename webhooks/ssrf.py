@@ -51,8 +51,9 @@ class UnresolvableHost(DeliveryRefused):
 def resolve_host(host: str, port: int) -> list[str]:
     """Every address `host` resolves to (raises socket.gaierror when it does not resolve). The DNS edge.
 
-    An address literal in its canonical form is its own answer, without a getaddrinfo call per POST (2.4% of a
-    worker's busy time in a drain, py-spy); any other spelling (`127.1`, a scope id) still goes to getaddrinfo."""
+    An address literal in its canonical form is its own answer, without a getaddrinfo call per POST (it showed in a
+    drain's profile: docs/benchmarks.md#figures-behind-the-code); any other spelling (`127.1`, a scope id) still goes
+    to getaddrinfo."""
     with contextlib.suppress(ValueError):
         if str(ipaddress.ip_address(host)) == host:
             return [host]

@@ -1,6 +1,6 @@
 """The team's follow-up of callback requests, messages and escalations: handled or not, by whom and when. One
 service for the dashboard's inbox (a user) and the API (`PATCH /v1/callbacks/{id}` and the like: an API key), so
-each sees what the other did. No events: the spec has none for it."""
+each sees what the other did. No events (docs/webhooks.md#event-types)."""
 
 from datetime import datetime
 

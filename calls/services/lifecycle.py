@@ -200,7 +200,7 @@ def call_complete(
         call.knowledge_version = knowledge_version
         call.facts_used = _facts_used(org, facts_used or [])
         call.unanswered_questions = [question.strip() for question in unanswered_questions or [] if question.strip()]
-        # Unscorable classifications never carry a score, whatever the runtime sent (spec, Resources: Call).
+        # Unscorable classifications never carry a score, whatever the runtime sent (docs/api.md#calls).
         call.scorable = classification not in UNSCORABLE_CLASSIFICATIONS
         call.score = (score if score is not None else _score_from_checks(checks)) if call.scorable else None
         call.redaction = redacting.redaction_after(call, redactor, org=org)

@@ -58,7 +58,8 @@ def _next_order_number(org: Organization) -> int:
 
 
 def _order_items(items: list[dict]) -> tuple[list[dict], int]:
-    """Items in the spec's shape with `line_total_cents` computed: quantity x (unit price + modifier prices)."""
+    """Items in the order object's shape (docs/api.md#orders) with `line_total_cents` computed: quantity x (unit
+    price + modifier prices)."""
     shaped, subtotal = [], 0
     for item in items:
         modifiers = [

@@ -34,9 +34,9 @@ def recording_store(
 ) -> tuple[Recording, bool]:
     """Stores the call's recording once: (recording, created). Emits `call.recording_ready`.
 
-    Works before or after the call's completion (the spec: the recording often comes first). A second upload
-    for the same call keeps the first and emits nothing. Refused when the org has call recording turned off. A call
-    whose content was deleted gets an unsaved row back (created, as if stored): nothing is written.
+    Works before or after the call's completion (docs/webhooks.md#event-types: the recording often comes first). A
+    second upload for the same call keeps the first and emits nothing. Refused when the org has call recording turned
+    off. A call whose content was deleted gets an unsaved row back (created, as if stored): nothing is written.
 
     The file is written before the row and deleted again when this transaction fails (inserting, emitting or
     committing). Assumes this is the outermost transaction, as for the runtime's upload view: if an enclosing

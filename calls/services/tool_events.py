@@ -34,9 +34,9 @@ def tool_event_record(
 ) -> tuple[dict, bool]:
     """Records one mid-call tool event and does what it asks, at once: (result, recorded_now).
 
-    `callback_requested`, `escalation_triggered` and `appointment_booked` emit their events here, before the
-    call is classified (the spec does not filter them). `order_cancel_requested` cancels the caller's order.
-    `tool` only adds its label to the trail. A retried event id returns the first result and does nothing.
+    `callback_requested`, `escalation_triggered` and `appointment_booked` emit their events here, before the call is
+    classified (docs/webhooks.md#event-types: they are never filtered). `order_cancel_requested` cancels the caller's
+    order. `tool` only adds its label to the trail. A retried event id returns the first result and does nothing.
     """
     handler = TOOL_HANDLERS[type]
     data = dict(data or {})
@@ -108,7 +108,7 @@ def callback_request_create(*, call: Call, data: dict) -> dict:
     )
     emit(org=org, type="call.callback_requested", data=payloads.callback_requested_data(callback, call),
          location_id=call.location_id)
-    notify_callback_requested(callback=callback, call=call)  # the spec: e-mail the recipients in real time
+    notify_callback_requested(callback=callback, call=call)  # at once (docs/webhooks.md#event-types)
     return {"callback_request_id": str(callback.pk)}
 
 

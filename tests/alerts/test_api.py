@@ -9,8 +9,7 @@ from alerts.services import alert_rule_create
 from audit.models import AuditEvent
 from knowledge.services import location_create
 from tests.factories import make_key
-
-from .conftest import MINUTE, T0, call_at
+from tests.support.alerts import MINUTE, T0, call_at
 
 pytestmark = pytest.mark.django_db
 

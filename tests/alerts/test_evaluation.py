@@ -11,10 +11,9 @@ from alerts.models import Alert
 from alerts.services import alert_rule_create
 from notifications.models import EmailNotification
 from notifications.services import recipient_create
+from tests.support.alerts import MINUTE, T0, attempt_at, call_at, callback_at, escalation_at
 from webhooks.models import Delivery, Event, Subscription
 from webhooks.services import subscription_create
-
-from .conftest import MINUTE, T0, attempt_at, call_at, callback_at, escalation_at
 
 pytestmark = pytest.mark.django_db
 

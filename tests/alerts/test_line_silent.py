@@ -12,10 +12,9 @@ from alerts.evaluation import evaluate
 from alerts.models import Alert
 from alerts.services import alert_rule_create
 from knowledge.services import location_create
+from tests.support.alerts import MINUTE, call_at
 from webhooks.models import Event
 from webhooks.services import subscription_create
-
-from .conftest import MINUTE, call_at
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The spec's Authentication rules 1-11 and the key rules of docs/api.md#authentication, one contract each."""
+"""The authentication rules of docs/api.md#authentication, one contract each."""
 
 import logging
 import time

@@ -14,7 +14,7 @@ from calls.models import Call, Recording
 from core import jsonparse, numbers
 from dashboard.forms import BoundedIntegerField
 from knowledge import services
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 
 DEADLINE_SECONDS = 5  # a bounded parse answers in milliseconds; the unbounded one took 40 s for 1e1000000
 HUGE = [  # each with the problem it is answered with

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from api.pagination import _cursor
-from tests.calls.test_call_field_filter_plan import _nodes
+from tests.support.plans import plan_nodes
 
 CONTACTS = 20_000
 LIMIT = 50
@@ -35,7 +35,7 @@ def _rows_read(api, path: str) -> tuple[int, list]:
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
         plan = cursor.fetchone()[0]
-    scans = [node for node in _nodes(plan) if node.get("Relation Name") == "contacts_contact"]
+    scans = [node for node in plan_nodes(plan) if node.get("Relation Name") == "contacts_contact"]
     assert scans and all("Index" in node["Node Type"] for node in scans), plan
     read = sum(node["Actual Rows"] + node.get("Rows Removed by Filter", 0) for node in scans)
     return read, response.json()["data"]

@@ -11,9 +11,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from knowledge.services import calendar_create
-from tests.calls.conftest import Runtime
 from tests.factories import make_key
-from tests.webhooks.helpers import make_subscription
+from tests.support.runtime import Runtime
+from tests.support.webhooks import make_subscription
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Every status on /v1 answers the spec's JSON error body, never HTML or a trace."""
+"""Every status on /v1 answers the JSON error body of docs/api.md#errors, never HTML or a trace."""
 
 import json
 import logging

@@ -7,7 +7,7 @@ import pytest
 from api.errors import by_field_name
 from calls.models import CallbackRequest
 from knowledge.models import Calendar, EscalationRule, TeamMember
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 
 LONG = "Ensure this field has no more than 100 characters."
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.calls.conftest import Runtime
 from tests.support.gunicorn import running_gunicorn
+from tests.support.runtime import Runtime
 
 pytestmark = [pytest.mark.schema_fuzz, pytest.mark.django_db(transaction=True)]
 

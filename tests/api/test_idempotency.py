@@ -18,8 +18,8 @@ from contacts.models import Contact
 from core import counters
 from orgs.models import IdempotencyKey
 from orgs.tasks import idempotency_keys_purge
-from tests.conftest import _client
 from tests.factories import make_key
+from tests.support.clients import key_client
 from tests.support.database import connect
 from webhooks.models import Event
 
@@ -63,7 +63,7 @@ def test_the_same_key_with_another_request_is_422(api, org):
 def test_keys_are_per_api_key(api, org, admin):
     _, plaintext = make_key(org, admin=admin, name="Second")
     post(api, "shared")
-    second = post(_client(plaintext), "shared", {"phone_number": "+14155550125"})
+    second = post(key_client(plaintext), "shared", {"phone_number": "+14155550125"})
     assert second.status_code == 201 and "Idempotent-Replayed" not in second
 
 

@@ -7,8 +7,8 @@ import pytest
 from calls.models import Call, CallbackRequest
 from contacts.models import Contact
 from knowledge.models import Fact, TeamMember
-from tests.calls.conftest import Runtime, completion
-from tests.meetings.conftest import ingest_body, post_meeting, runtime_client
+from tests.support.meetings import ingest_body, post_meeting
+from tests.support.runtime import Runtime, completion, runtime_client
 from webhooks.models import Subscription
 from webhooks.services import subscription_create
 

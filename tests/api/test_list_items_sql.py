@@ -14,7 +14,7 @@ from contacts.models import Contact
 from knowledge.api.serializers import FactSerializer, LocationSerializer, TeamMemberSerializer
 from knowledge.models import Fact, TeamMember
 from orgs.models import Location
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 
 # Microseconds that a rounding formatter would carry into the next millisecond (or second): the API truncates.
 AWKWARD = datetime(2026, 3, 8, 6, 59, 59, 999_999, tzinfo=UTC)

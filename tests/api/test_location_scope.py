@@ -2,9 +2,6 @@
 answers when it reaches for L2 or for what belongs to the whole organization, and that nothing changes then."""
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from calls.models import Booking, CallbackRequest, Message, Order
@@ -15,49 +12,20 @@ from knowledge.services import (
     call_field_create,
     escalation_rule_create,
     fact_create,
-    location_create,
     team_member_create,
 )
 from orgs.models import ApiKey, Location
-from tests.api.test_matrix import snapshot
-from tests.calls.conftest import Runtime, order_body
-from tests.factories import MembershipFactory, make_key
+from tests.factories import MembershipFactory
+from tests.support.clients import org_client
+from tests.support.locations import limited_client, make_location
+from tests.support.matrix import snapshot
+from tests.support.queries import queries_per_page
+from tests.support.runtime import Runtime, order_body
 
 NOT_FOUND = {"error": "not_found"}
 
 
-@pytest.fixture(autouse=True)
-def _media_in_tmp(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
-
-
-def _location(org, name, phone):
-    return location_create(org=org, name=name, address="1 Main St", timezone="UTC", phone_number=phone)
-
-
-@pytest.fixture
-def l1(org):
-    return _location(org, "L1", "+12125550101")
-
-
-@pytest.fixture
-def l2(org):
-    return _location(org, "L2", "+12125550102")
-
-
-def _client(plaintext):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    client.get("/v1/me")  # settle last_used_at first
-    return client
-
-
-@pytest.fixture
-def l1_api(org, admin, l1):
-    return _client(make_key(org, scope="read_write", admin=admin, name="L1 key", location_ids=[l1.id])[1])
+pytestmark = pytest.mark.usefixtures("media_in_tmp")
 
 
 def forbidden(l1, what):
@@ -258,7 +226,7 @@ def test_a_number_the_scope_or_the_organization_sees_is_still_409(l1_api, org, a
     """The 409 stays where it tells nothing: the key's own locations' contact, and every number for a key of the
     whole organization."""
     conflict = {"error": "conflict", "details": {"field": "phone_number"}}
-    whole = _client(make_key(org, admin=admin, name="Everywhere")[1])
+    whole = org_client(org, admin=admin, name="Everywhere")
     before = snapshot()
     ours = l1_api.post("/v1/contacts", {"phone_number": "+14155550101", "name": "Bob"}, format="json")
     assert (ours.status_code, ours.json()) == (409, conflict)
@@ -277,7 +245,7 @@ LISTS = ["/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/messages", "/v1/escala
 @pytest.fixture
 def two_of_each_at_l1(org, l1, l2):
     """Two rows of every listed kind within the scope (L1 and L3), and the same again at L2."""
-    l3 = _location(org, "L3", "+12125550103")
+    l3 = make_location(org, "L3", phone_number="+12125550103")
     hours = [{"day": "mon", "start": "00:00", "end": "24:00"}]
     for n, location in enumerate((l1, l3, l2)):
         member = team_member_create(org=org, name=f"Manager {n}")
@@ -297,14 +265,8 @@ def two_of_each_at_l1(org, l1, l2):
 
 @pytest.mark.parametrize("path", LISTS)
 def test_a_scoped_list_is_a_constant_number_of_queries(org, admin, l1, two_of_each_at_l1, path):
-    client = _client(make_key(org, admin=admin, location_ids=[l1.id, two_of_each_at_l1.id])[1])
-    counts, sizes = [], []
-    for limit in (1, 2):
-        with CaptureQueriesContext(connection) as queries:
-            response = client.get(path, {"limit": limit})
-        assert response.status_code == 200
-        counts.append(len(queries))
-        sizes.append(len(response.json()["data"]))
+    client = limited_client(org, [l1.id, two_of_each_at_l1.id], admin=admin)
+    counts, sizes = queries_per_page(client, path, (1, 2))
     assert sizes == [1, 2], sizes
     assert counts[0] == counts[1]
 
@@ -414,8 +376,7 @@ def test_a_name_another_location_uses_is_no_409(l1_api, org, l1, l2):
     clash = l1_api.post("/v1/facts", {"label": "Parking", "content": "Paid", "location_id": str(l1.id)},
                         format="json")
     assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label")
-    admin_api = APIClient()
-    admin_api.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(org)[1]}")
+    admin_api = org_client(org)
     for body in ({"label": "Parking", "content": "Paid"}, {"label": "Hours", "content": "Always"}):
         clash = admin_api.post("/v1/facts", body, format="json")
         assert (clash.status_code, clash.json()["details"]["field"]) == (409, "label"), body

@@ -1,31 +1,19 @@
 """One matrix over every /v1 endpoint: no key, wrong scheme case, read key on writes, another org's key, another
-org's ids. Each case asserts the status, the exact body, and that nothing changed (no row, no event)."""
+org's ids, and a key limited to one location against another location's rows. Each case asserts the status, the
+exact body, and that nothing changed (no row, no event). The rows come from tests/support/matrix.py."""
 
-from types import SimpleNamespace
+import re
 
 import pytest
-from django.apps import apps
 from django.urls import get_resolver
-from django.utils import timezone
 from rest_framework.test import APIClient
 
-from alerts.models import Alert
-from alerts.services import alert_rule_create
-from audit.models import AuditEvent, AuditVerification
-from calls.models import Booking, CallbackRequest, Escalation, Message
-from knowledge.services import (
-    calendar_create,
-    call_field_create,
-    escalation_rule_create,
-    fact_create,
-    location_create,
-    team_member_create,
-)
-from privacy.models import Suppression
-from privacy.services import erasure_request_create
-from tests.calls.conftest import Runtime
+from audit.models import AuditEvent
 from tests.factories import make_key
-from webhooks.services import emit, subscription_create
+from tests.support.locations import limited_client
+from tests.support.matrix import snapshot
+
+pytestmark = pytest.mark.usefixtures("media_in_tmp")
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
 BODIES = {
@@ -138,7 +126,7 @@ AUDIT = {"/v1/audit-events", "/v1/audit-events/verify", "/v1/audit-events/{audit
 # Erasures and suppressions need the `privacy` scope besides what the method needs.
 PRIVACY = {"/v1/privacy/erasure-requests", "/v1/privacy/erasure-requests/{erasure_request}",
            "/v1/privacy/suppressions", "/v1/privacy/suppressions/{suppression}"}
-# The whole organization's, never a location's: a key limited to locations gets 403 (test_location_matrix).
+# The whole organization's, never a location's: a key limited to locations gets 403 (below).
 ORG_WIDE = AUDIT | PRIVACY | {"/v1/privacy/retention"}
 # CSV downloads of the lists: another org's key gets the header row alone.
 EXPORTS = {template for template in ENDPOINTS if template.startswith("/v1/exports/") and "{" not in template}
@@ -147,14 +135,6 @@ SHARED = {"/v1/event-types"}
 CASES = [(template, method) for template, methods in ENDPOINTS.items() for method in methods]
 OBJECT_CASES = [(template, method) for template, method in CASES if "{" in template]
 WRITE_CASES = [(template, method) for template, method in CASES if method in WRITE_METHODS]
-
-
-@pytest.fixture(autouse=True)
-def _media_in_tmp(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
 
 
 @pytest.fixture
@@ -169,80 +149,8 @@ def other_key(other_org):
     return make_key(other_org, scope="read_write_audit_privacy", name="Other key")
 
 
-@pytest.fixture
-def world(org, admin, settings):
-    """One of each object the API addresses, all in `org`."""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    location = location_create(
-        org=org, name="Main", address="1 Main St", timezone="America/New_York", phone_number="+12125550100"
-    )
-    runtime = Runtime(org)
-    call_id, _ = runtime.start()
-    member = team_member_create(org=org, name="Escalation target")
-    rule = escalation_rule_create(org=org, name="Matrix", destination_type="team_member",
-                                  destination_team_member=member, keywords=["manager"])
-    assert runtime.event(call_id, type="callback_requested", label="cb", data={
-        "requested_window": "asap", "reason": "Matrix"}).status_code == 201
-    assert runtime.event(call_id, type="escalation_triggered", label="esc", data={
-        "rule_id": str(rule.id), "triggered_by": "keyword", "context": "x"}).status_code == 201
-    calendar = calendar_create(org=org, name="Matrix", timezone_name="UTC",
-                               weekly_hours=[{"day": "mon", "start": "00:00", "end": "24:00"}])
-    assert runtime.event(call_id, type="appointment_booked", label="book", data={
-        "calendar_id": str(calendar.id), "start_at": "2030-01-07T10:00:00Z",
-        "end_at": "2030-01-07T10:30:00Z"}).status_code == 201
-    assert runtime.complete(call_id, messages=[{"message": "Matrix message"}]).status_code in (200, 201)
-    assert runtime.upload(call_id).status_code in (200, 201)
-    call = runtime.call(call_id)
-    subscription, _ = subscription_create(org=org, url="https://hooks.example.com/in", events=["call.ended"])
-    emit(org=org, type="call.ended", data={"call_id": str(call.id)})
-    alert_rule = alert_rule_create(org=org, name="Matrix watch", metric="calls", comparator="gt", threshold=0,
-                                   window_minutes=60, location_ids=[location.pk], channels=[])
-    erasure = erasure_request_create(org=org, phone_number="+14155550999", suppress=True)  # its worker never runs
-    return {
-        "alert_rule": alert_rule,
-        "alert": Alert.objects.create(organization=org, rule=alert_rule, location=location, metric="calls", value=3,
-                                      threshold=0, window_minutes=60, triggered_at=call.started_at),
-        "location": location,
-        "fact": fact_create(org=org, label="Hours", content="9-5"),
-        "team_member": team_member_create(org=org, name="Sam"),
-        "contact": call.contact,
-        "call": call,
-        "subscription": subscription,
-        "delivery": subscription.deliveries.get(),
-        "event": subscription.deliveries.get().event,
-        "callback": CallbackRequest.objects.get(call=call),
-        "message": Message.objects.get(call=call),
-        "escalation": Escalation.objects.get(call=call),
-        "escalation_rule": rule,
-        "calendar": calendar,
-        "booking": Booking.objects.get(calendar=calendar),
-        "call_field": call_field_create(org=org, name="party_size", label="Party size", type="number"),
-        "audit_event": AuditEvent.objects.for_org(org).order_by("occurred_at").first(),
-        "audit_verification": AuditVerification.objects.create(
-            organization_id=org.pk, status="succeeded", created_at=timezone.now(), updated_at=timezone.now()),
-        "export": SimpleNamespace(pk="payments.csv"),  # no such kind
-        "erasure_request": erasure,
-        "suppression": Suppression.objects.get(erasure_request=erasure),
-    }
-
-
 def url_for(template: str, world: dict) -> str:
     return template.format(**{name: obj.pk for name, obj in world.items()})
-
-
-def snapshot() -> dict:
-    """Row counts and the newest change of every project model: any write shows up here."""
-    state = {}
-    for model in apps.get_models():
-        if model._meta.app_label not in {"orgs", "knowledge", "contacts", "calls", "webhooks", "meetings",
-                                         "notifications", "audit", "privacy", "alerts"}:
-            continue
-        manager = model._default_manager
-        state[model._meta.label] = manager.count()
-        field = next((f for f in ("updated_at", "last_used_at") if hasattr(model, f)), None)
-        if field:
-            state[f"{model._meta.label}.{field}"] = manager.order_by(f"-{field}").values_list(field, flat=True).first()
-    return state
 
 
 def request(client: APIClient, method: str, template: str, world: dict):
@@ -364,8 +272,6 @@ def test_another_orgs_key_lists_only_its_own_org(world, other_key, write_key, te
 
 
 def test_the_matrix_covers_every_route():
-    import re
-
     def walk(patterns, prefix=""):
         for pattern in patterns:
             if hasattr(pattern, "url_patterns"):
@@ -382,3 +288,80 @@ def test_the_matrix_covers_every_route():
     }
     matrix = {re.sub(r"\{\w+\}", "{}", template): methods for template, methods in ENDPOINTS.items()}
     assert matrix == routes
+
+
+# The matrix again, inside one organization: a key limited to location L1 against the rows of location L2
+# (docs/api.md#locations-and-scope). Every route answers exactly as for another organization's ids (404, nothing
+# changed), and every list, filter, count and search leaves the L2 rows out; what belongs to the whole
+# organization (ORG_WIDE) is a 403 naming the scope.
+
+
+def _scoped_here(template: str) -> bool:
+    return template not in ORG_WIDE
+
+
+@pytest.fixture
+def scoped_api(org, admin, l1):
+    return limited_client(org, [l1.id], admin=admin, scope="read_write_audit_privacy", name="L1 key")
+
+
+def _ids(world: dict) -> set[str]:
+    return {str(obj.pk) for name, obj in world.items() if name not in ("audit_event", "audit_verification", "export")}
+
+
+PRIVACY_WHAT = {"/v1/privacy/retention": "the retention policy",
+                "/v1/privacy/erasure-requests": "erasure requests",
+                "/v1/privacy/erasure-requests/{erasure_request}": "erasure requests",
+                "/v1/privacy/suppressions": "suppressions", "/v1/privacy/suppressions/{suppression}": "suppressions"}
+
+
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in CASES if t in PRIVACY_WHAT])
+def test_a_key_of_l1_gets_403_on_the_organizations_privacy(l2_world, scoped_api, l1, template, method):
+    before = snapshot()
+    response = request(scoped_api, method, template, l2_world)
+    verb = "read" if method == "get" else "changed"
+    message = f"Limited to locations {l1.id}: {PRIVACY_WHAT[template]} cannot be {verb} within this scope."
+    assert (response.status_code, response.json()) == (
+        403, {"error": "forbidden", "details": {"message": message, "location_ids": [str(l1.id)]}})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in OBJECT_CASES if _scoped_here(t)])
+def test_a_key_of_l1_gets_404_for_l2_ids_and_changes_nothing(l2_world, scoped_api, template, method):
+    before = snapshot()
+    response = request(scoped_api, method, template, l2_world)
+    assert (response.status_code, response.json()) == (404, {"error": "not_found"})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("template", [t for t, m in CASES if "{" not in t and m == "get" and _scoped_here(t)])
+def test_a_key_of_l1_lists_nothing_of_l2(l2_world, scoped_api, template):
+    response = request(scoped_api, "get", template, l2_world)
+    assert response.status_code == 200
+    if template in EXPORTS:  # the header row alone
+        body = b"".join(response.streaming_content).decode()
+        assert body.count("\r\n") == 1 and [pk for pk in _ids(l2_world) if pk in body] == []
+        return
+    data = response.json()["data"]
+    if template == "/v1/analytics/calls":  # every call of the world is at L2
+        assert data["totals"]["calls"] == 0
+        return
+    if template in SHARED:
+        return
+    if template == "/v1/me":
+        assert data["location_ids"] != []
+        return
+    if template == "/v1/privacy/redaction":  # the organization's policy, the same seen from any location
+        assert data["kinds"] == ["card_number", "government_id", "bank_account"]
+        return
+    assert isinstance(data, list)
+    body = response.content.decode()
+    assert [pk for pk in _ids(l2_world) if pk in body] == [], data
+
+
+@pytest.mark.parametrize(("template", "method"), [(t, m) for t, m in CASES if t in AUDIT])
+def test_a_key_of_l1_cannot_read_the_audit_trail(l2_world, scoped_api, l1, template, method):
+    response = request(scoped_api, method, template, l2_world)
+    message = f"Limited to locations {l1.id}: the audit trail cannot be read within this scope."
+    assert (response.status_code, response.json()) == (
+        403, {"error": "forbidden", "details": {"message": message, "location_ids": [str(l1.id)]}})

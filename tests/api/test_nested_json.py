@@ -7,8 +7,8 @@ import json
 import pytest
 
 from core import jsonparse
-from tests.calls.conftest import Runtime
 from tests.support.nested_json import HUGE, JUST_OVER, assert_refused_as_too_deep
+from tests.support.runtime import Runtime
 
 
 @pytest.mark.parametrize("payload", [HUGE, JUST_OVER, '{"name": ' + JUST_OVER + "}"])

@@ -7,14 +7,12 @@ import time
 
 import pytest
 
-from tests.calls.conftest import Runtime
-from tests.support.celery_worker import RedisServer, celery_worker_factory, use_broker  # noqa: F401 - fixture
+from tests.support.celery_worker import RedisServer, use_broker
 from tests.support.receiver import Receiver
+from tests.support.runtime import Runtime
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import DRILL_WORKER, make_subscription
 from webhooks.models import Event
-
-from ..webhooks.test_drills import FAST
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 
@@ -34,7 +32,7 @@ def redis_server(settings):
 
 
 def test_reads_and_writes_answer_while_redis_is_down_and_events_arrive_after(
-    org, api, redis_server, celery_worker_factory  # noqa: F811 - the fixture
+    org, api, redis_server, celery_worker_factory
 ):
     with Receiver() as receiver:
         make_subscription(org, url=receiver.url, events=("call_order.status_changed",))
@@ -54,7 +52,7 @@ def test_reads_and_writes_answer_while_redis_is_down_and_events_arrive_after(
         event = Event.objects.get(type="call_order.status_changed")
 
         redis_server.start()
-        celery_worker_factory(concurrency=1, beat=True, env={**FAST, "REDIS_URL": redis_server.url})
+        celery_worker_factory(concurrency=1, beat=True, env={**DRILL_WORKER, "REDIS_URL": redis_server.url})
         wait_until(lambda: event.id in receiver.ids_answered_ok(), 60, lambda: "the event never arrived")
 
 

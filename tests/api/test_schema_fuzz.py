@@ -12,8 +12,8 @@ import sys
 import pytest
 from django.conf import settings
 
-from tests.calls.conftest import Runtime
 from tests.support.gunicorn import running_gunicorn
+from tests.support.runtime import Runtime
 
 pytestmark = [pytest.mark.schema_fuzz, pytest.mark.django_db(transaction=True)]
 

@@ -21,14 +21,13 @@ from knowledge.models import Fact, TeamMember
 from knowledge.services import location_create
 from orgs.invitations import invitation_accept, invitation_create, token_for
 from orgs.models import ApiKey, Invitation, Location, Membership, Organization
-from tests.api.test_matrix import _media_in_tmp, world  # noqa: F401 - fixtures: one object of each kind
-from tests.calls.conftest import Runtime, iso
 from tests.factories import MembershipFactory, UserFactory, make_key
 from tests.support.clients import PASSWORD, logged_in
+from tests.support.runtime import Runtime, iso
 from webhooks.models import Subscription
 from webhooks.services import subscription_disable
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_in_tmp")]
 
 
 @contextmanager
@@ -311,7 +310,7 @@ def test_auto_disable_is_the_systems_and_re_enabling_is_recorded(org, api, local
 # --- Orders, bookings, follow-ups ------------------------------------------------------------------------------
 
 
-def test_order_status_booking_cancel_and_follow_ups_through_the_api(world, api, write_key):  # noqa: F811
+def test_order_status_booking_cancel_and_follow_ups_through_the_api(world, api, write_key):
     call = world["call"]
     with exactly_one("order.status_changed") as box:
         assert api.patch(f"/v1/calls/{call.pk}/order-status", {"status": "canceled"}, format="json").status_code == 200
@@ -340,7 +339,7 @@ def test_order_status_booking_cancel_and_follow_ups_through_the_api(world, api, 
             api.patch(f"/v1/{path}/{item.pk}", {"handled": True}, format="json")
 
 
-def test_order_status_booking_cancel_and_follow_ups_in_the_dashboard(world, admin_client, admin):  # noqa: F811
+def test_order_status_booking_cancel_and_follow_ups_in_the_dashboard(world, admin_client, admin):
     call = world["call"]
     with exactly_one("order.status_changed") as box:
         admin_client.post(f"/calls/{call.pk}/order-status", {"status": "in_progress"})
@@ -356,7 +355,7 @@ def test_order_status_booking_cancel_and_follow_ups_in_the_dashboard(world, admi
         assert box["actor"] == user(admin) and box["target"][1] == str(world[kind].pk)
 
 
-def test_the_runtime_is_the_actor_of_what_it_changes(org, _media_in_tmp):  # noqa: F811
+def test_the_runtime_is_the_actor_of_what_it_changes(org):
     runtime = Runtime(org)
     now = timezone.now().replace(microsecond=0)
     first, _ = runtime.start(started_at=now - timedelta(minutes=2))

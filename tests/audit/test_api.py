@@ -6,30 +6,14 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from orgs.services import organization_update
 from tests.factories import make_key
-from tests.orgs.test_operator_commands import me, run
+from tests.support.clients import key_client
+from tests.support.commands import me, run
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(plaintext):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client
-
-
-@pytest.fixture
-def audit_key(org, admin):
-    return make_key(org, scope="read_audit", admin=admin, name="Auditor")
-
-
-@pytest.fixture
-def auditor(audit_key):
-    return client_for(audit_key[1])
 
 
 def test_keys_without_the_audit_scope_get_403_and_the_exact_body(read_api, api):
@@ -44,7 +28,7 @@ def test_keys_without_the_audit_scope_get_403_and_the_exact_body(read_api, api):
 def test_me_shows_the_audit_scope(auditor, org, admin):
     assert auditor.get("/v1/me").json()["data"]["scopes"] == ["read", "audit"]
     _, plaintext = make_key(org, scope="read_write_audit", admin=admin)
-    assert client_for(plaintext).get("/v1/me").json()["data"]["scopes"] == ["read", "write", "audit"]
+    assert key_client(plaintext).get("/v1/me").json()["data"]["scopes"] == ["read", "write", "audit"]
 
 
 def test_an_audit_key_without_write_still_cannot_write(auditor):

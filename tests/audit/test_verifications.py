@@ -12,9 +12,9 @@ from audit import tasks
 from audit.models import AuditEvent
 from audit.services import record_alone
 from orgs.services import organization_update
-from tests.audit.test_api import client_for
 from tests.factories import make_key
 from tests.support.celery_worker import purge_queue
+from tests.support.clients import key_client
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def auditor(org, admin):
     """A key with `audit` and `write`: starting a verification is a POST, which needs `write` as every POST."""
-    return client_for(make_key(org, scope="read_write_audit", admin=admin, name="Auditor")[1])
+    return key_client(make_key(org, scope="read_write_audit", admin=admin, name="Auditor")[1])
 
 
 def poll(auditor, job_id, timeout=60):

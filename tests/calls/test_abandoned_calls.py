@@ -10,9 +10,8 @@ from django.urls import reverse
 from calls.models import Call
 from calls.services.lifecycle import calls_abandon_stale
 from calls.tasks import abandon_stale_calls
+from tests.support.runtime import T0, Runtime, completion, iso
 from webhooks.models import Event
-
-from .conftest import T0, Runtime, completion, iso
 
 TIMEOUT = timedelta(minutes=120)
 

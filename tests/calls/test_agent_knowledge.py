@@ -12,8 +12,7 @@ from devtools.simulation import RuntimeClient, Simulator
 from knowledge.models import Fact
 from knowledge.selectors import knowledge_version
 from knowledge.services import fact_create, fact_delete, fact_update
-
-from .conftest import Runtime, iso
+from tests.support.runtime import Runtime, iso
 
 
 @pytest.fixture

@@ -12,32 +12,15 @@ from calls.selectors import booking_list
 from knowledge.models import Calendar
 from knowledge.services import calendar_create
 from orgs.models import Location
+from tests.support.bookings import MONDAY_1400Z, WEEKDAYS_9_TO_12, book
 from tests.support.races import run_together
+from tests.support.runtime import Runtime, iso
 from webhooks.models import Event
-
-from .conftest import Runtime, iso
-
-WEEKDAYS_9_TO_12 = [{"day": day, "start": "09:00", "end": "12:00"} for day in ("mon", "tue", "wed", "thu", "fri",
-                                                                                 "sat", "sun")]
-MONDAY_1400Z = datetime(2026, 11, 23, 14, 0, tzinfo=UTC)  # 09:00 in New York (EST)
 
 
 def validation(field_errors=None, form_errors=None):
     return {"error": "Validation failed",
             "details": {"formErrors": form_errors or [], "fieldErrors": field_errors or {}}}
-
-
-@pytest.fixture
-def calendar(org):
-    return calendar_create(org=org, name="Tables", timezone_name="America/New_York", slot_minutes=60,
-                           weekly_hours=WEEKDAYS_9_TO_12)
-
-
-def book(runtime, calendar, start, minutes=60, call_id=None):
-    call_id = call_id or runtime.start()[0]
-    return runtime.event(call_id, type="appointment_booked", label="Booked", data={
-        "calendar_id": str(calendar.pk), "start_at": iso(start), "end_at": iso(start + timedelta(minutes=minutes)),
-        "contact_name": "Ada"})
 
 
 # --- /v1/calendars ---------------------------------------------------------------------------------------------

@@ -2,10 +2,9 @@
 
 import json
 
-from tests.webhooks.helpers import make_subscription
+from tests.support.events import assert_valid_event
+from tests.support.webhooks import make_subscription
 from webhooks.models import Event
-
-from .conftest import assert_valid_event
 
 
 def test_a_calls_events_come_oldest_first_with_their_deliveries(api, org, runtime):

@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from knowledge import services
+from tests.support.plans import plan_nodes
 
 CALLS = 100_000
 
@@ -44,7 +45,7 @@ def test_the_field_filter_reads_the_gin_index_at_scale(api, org, other_org):
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (FORMAT JSON) " + sql)
         plan = cursor.fetchone()[0]
-    scans = {(node["Node Type"], node.get("Relation Name"), node.get("Index Name")) for node in _nodes(plan)}
+    scans = {(node["Node Type"], node.get("Relation Name"), node.get("Index Name")) for node in plan_nodes(plan)}
     assert ("Bitmap Index Scan", None, "call_fields_gin") in scans, json.dumps(plan)
     assert not any(kind == "Seq Scan" and table == "calls_call" for kind, table, _ in scans), json.dumps(plan)
     assert all(item["id"] in {str(pk) for pk in _sevens(org)} for item in page)
@@ -55,12 +56,3 @@ def _sevens(org):
         cursor.execute("SELECT id FROM calls_call WHERE organization_id = %s "
                        "AND (fields->'party_size'->>'value') = '7'", [org.pk])
         return [row[0] for row in cursor.fetchall()]
-
-
-def _nodes(plan):
-    """Every node of an EXPLAIN (FORMAT JSON) plan."""
-    stack = [entry["Plan"] for entry in plan]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.get("Plans", []))

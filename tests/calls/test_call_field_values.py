@@ -10,12 +10,8 @@ import pytest
 from calls.models import Call
 from knowledge import services
 from knowledge.models import CallField
-from tests.calls.conftest import TRANSCRIPT, Runtime, events
-
-
-@pytest.fixture
-def runtime(org):
-    return Runtime(org)
+from tests.support.events import events
+from tests.support.runtime import TRANSCRIPT
 
 
 @pytest.fixture

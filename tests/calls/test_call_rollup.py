@@ -8,10 +8,10 @@ import pytest
 from calls.models import Call, CallFieldRollup, CallRollup
 from knowledge.services import location_create, location_delete
 from orgs.models import Organization
-from tests.calls.conftest import T0, Runtime, completion, iso
-from tests.calls.rollup_support import expected_field_rollup, expected_rollup, stored_field_rollup, stored_rollup
-from tests.calls.test_calendars_and_bookings import MONDAY_1400Z, book, calendar  # noqa: F401 - the fixture
+from tests.support.bookings import MONDAY_1400Z, book
 from tests.support.races import run_together
+from tests.support.rollups import expected_field_rollup, expected_rollup, stored_field_rollup, stored_rollup
+from tests.support.runtime import T0, Runtime, completion, iso
 
 
 def _calls(runtime, locations):
@@ -34,7 +34,7 @@ def _calls(runtime, locations):
     return made
 
 
-def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtime, other_runtime, calendar):  # noqa: F811
+def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtime, other_runtime, calendar):
     ny = location_create(org=org, name="NY", address="1 Main St", timezone="America/New_York",
                          phone_number="+12125550100")
     la = location_create(org=org, name="LA", address="2 Main St", timezone="America/Los_Angeles",

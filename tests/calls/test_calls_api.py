@@ -14,15 +14,16 @@ from calls.services.lifecycle import call_complete, call_start
 from calls.services.orders import order_cancel_by_caller, order_set_status
 from core.sensitive import DETECTOR_VERSION
 from knowledge.services import location_create
-from tests.calls.conftest import T0, Runtime, assert_valid_event, events
+from tests.support.events import assert_valid_event, events
 from tests.support.races import run_together
+from tests.support.runtime import T0, Runtime
 from webhooks.models import Event
 
 
 def _completed_call(runtime, *, started_at=T0, outcome="order", **overrides):
     call_id, _ = runtime.start(started_at=started_at, **{k: overrides.pop(k) for k in ["location_id", "from_number"]
                                                          if k in overrides})
-    from tests.calls.conftest import completion, iso
+    from tests.support.runtime import completion, iso
 
     body = completion(outcome=outcome, ended_at=iso(started_at + timedelta(seconds=60)), **overrides)
     assert runtime.client.post(f"{runtime.prefix}/calls/{call_id}/complete", body, format="json").status_code == 200

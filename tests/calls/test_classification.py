@@ -5,7 +5,8 @@ import pytest
 from calls.models import Call
 from contacts.models import Contact
 from contacts.services import contact_create
-from tests.calls.conftest import T0, assert_valid_event, completion, event_types, events, iso
+from tests.support.events import assert_valid_event, event_types, events
+from tests.support.runtime import T0, completion, iso
 
 UNSCORABLE = ["robocall", "automated_dialer", "wrong_number_hangup"]
 MESSAGES = [{"message": "Please call me back about the catering order."}]

@@ -19,8 +19,7 @@ from knowledge.services import (
 )
 from orgs.models import Location
 from tests.support.races import run_together
-
-from .conftest import Runtime
+from tests.support.runtime import Runtime
 
 
 def validation(field_errors=None, form_errors=None):

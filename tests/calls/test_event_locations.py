@@ -3,9 +3,9 @@
 
 from knowledge.services import calendar_create, escalation_rule_create
 from orgs.models import Location
+from tests.support.events import events
+from tests.support.runtime import T0
 from webhooks.models import Event
-
-from .conftest import T0, events
 
 
 def _location(org, name):

@@ -11,8 +11,7 @@ from calls.evidence import evidence_marks
 from calls.models import Call
 from tests.support.clients import logged_in
 from tests.support.fielderrors import reported_at
-
-from .conftest import TRANSCRIPT
+from tests.support.runtime import TRANSCRIPT
 
 CAP_PER_CHECK, CAP_PER_CALL, CAP_CHARS = (
     evidence.MAX_QUOTES_PER_CHECK, evidence.MAX_QUOTES_PER_CALL, evidence.MAX_QUOTE_CHARS,

@@ -12,8 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from calls.models import CallbackRequest, Escalation, Message
 from core.timefmt import iso_ms
 from knowledge.services import escalation_rule_create, location_create, team_member_create
-
-from .conftest import events
+from tests.support.events import events
 
 CALLBACK = {"requested_window": "afternoon", "reason": "Catering for 40", "callback_number": "+14155550199"}
 

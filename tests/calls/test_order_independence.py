@@ -3,7 +3,7 @@
 import pytest
 
 from calls.models import Recording
-from tests.calls.conftest import assert_valid_event, event_types, events
+from tests.support.events import assert_valid_event, event_types, events
 
 
 def _final_state(runtime, api, call_id):

@@ -20,8 +20,9 @@ from core.sensitive import DETECTOR_VERSION, KINDS
 from knowledge.services import call_field_create, escalation_rule_create, location_create
 from orgs.models import IdempotencyKey
 from orgs.redaction import redaction_policy_update
-from tests.calls.conftest import T0, TRANSCRIPT, Runtime, completion, event_types, events, order_body
-from tests.meetings.conftest import post_meeting, runtime_client, valid_outcome
+from tests.support.events import event_types, events
+from tests.support.meetings import post_meeting, valid_outcome
+from tests.support.runtime import T0, TRANSCRIPT, Runtime, completion, order_body, runtime_client
 from webhooks.models import Event
 from webhooks.services import emit
 

@@ -5,8 +5,9 @@ from rest_framework.test import APIClient
 
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message, Order, Recording, ToolEvent
 from knowledge.services import calendar_create, escalation_rule_create, fact_create, team_member_create
-from tests.calls.conftest import T0, Runtime, completion, event_types, events, iso
+from tests.support.events import event_types, events
 from tests.support.races import run_together
+from tests.support.runtime import T0, Runtime, completion, iso
 from webhooks.models import Event
 
 RUNTIME_WRITES = [

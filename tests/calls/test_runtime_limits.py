@@ -8,8 +8,7 @@ from django.db import IntegrityError
 from calls.models import Call, Order, OrderCounter, Recording
 from calls.services import orders, recordings
 from tests.support.races import run_together
-
-from .conftest import T0, Runtime, iso
+from tests.support.runtime import T0, Runtime, iso
 
 
 def _validation_field(response, field):

@@ -8,9 +8,9 @@ from rest_framework.test import APIClient
 
 from calls.models import Call
 from knowledge import services
-from tests.calls.conftest import Runtime
-from tests.exports.conftest import exported
 from tests.factories import make_key
+from tests.support.exports import exported
+from tests.support.runtime import Runtime
 
 
 def _location(org, name, phone):

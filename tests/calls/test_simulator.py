@@ -1,4 +1,5 @@
-"""simulate_calls drives the runtime API; every event it causes matches the spec's schema for its type."""
+"""simulate_calls drives the runtime API; every event it causes matches its type's schema
+(docs/webhooks.md#event-types)."""
 
 import json
 from io import StringIO
@@ -9,7 +10,7 @@ from django.core.management import CommandError, call_command
 from calls.models import Call, Order
 from devtools.simulation import SCENARIOS
 from knowledge.services import call_field_create, fact_create, location_create, team_member_create
-from tests.calls.conftest import assert_valid_event, events
+from tests.support.events import assert_valid_event, events
 from webhooks.models import EVENT_TYPES
 
 

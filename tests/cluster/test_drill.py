@@ -33,11 +33,11 @@ from standardwebhooks import Webhook
 from calls.models import Call
 from scripts.pgbouncer import PgBouncer
 from scripts.s3server import S3Server
-from tests.calls.conftest import T0, completion, iso
 from tests.support import celery_worker
 from tests.support.beat import BeatProcess
 from tests.support.bulk_calls import insert_calls
 from tests.support.cluster import SentinelGroup
+from tests.support.runtime import T0, completion, iso
 from tests.support.waiting import listening, wait_until
 from webhooks.models import Event
 

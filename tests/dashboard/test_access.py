@@ -72,8 +72,7 @@ def test_another_orgs_membership_is_404_and_unchanged(outsider_client, member):
 
 def test_a_user_without_an_organization_sees_an_explanation(db):
     from tests.factories import UserFactory
-
-    from .conftest import logged_in
+    from tests.support.clients import logged_in
 
     client = logged_in(UserFactory())
     response = client.get("/settings/api-keys/")
@@ -83,8 +82,7 @@ def test_a_user_without_an_organization_sees_an_explanation(db):
 
 def test_the_current_org_comes_from_the_session_and_switches_only_to_own_orgs(admin, org, other_org, outsider):
     from tests.factories import MembershipFactory
-
-    from .conftest import logged_in
+    from tests.support.clients import logged_in
 
     third = MembershipFactory(user=admin, role="member").organization
     client = logged_in(admin)

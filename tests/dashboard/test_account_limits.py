@@ -17,13 +17,10 @@ from orgs import services
 from orgs.errors import TooManyOrganizations
 from orgs.models import Membership, Organization
 from tests.factories import UserFactory
-from tests.notifications.conftest import parts, read_mail_files, wait_for_mail
-from tests.notifications.test_worker import mail_dir, start_worker  # noqa: F401 - fixture
-from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
+from tests.support.accounts import send_account_mail
 from tests.support.clients import logged_in
+from tests.support.mail import parts, read_mail_files, start_mail_worker, wait_for_mail
 from tests.support.waiting import wait_until
-
-from .accounts_support import send_account_mail
 
 pytestmark = pytest.mark.django_db
 
@@ -134,9 +131,9 @@ def test_a_reset_request_does_the_same_work_for_a_known_and_an_unknown_address(a
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.xdist_group("notifications-worker")
-def test_the_reset_mail_goes_out_from_the_worker(celery_worker_factory, mail_dir, settings):  # noqa: F811
+def test_the_reset_mail_goes_out_from_the_worker(celery_worker_factory, mail_dir, settings):
     user = UserFactory(username="reset@example.com", email="reset@example.com")
-    worker = start_worker(celery_worker_factory, mail_dir)
+    worker = start_mail_worker(celery_worker_factory, mail_dir)
     assert Client().post("/password-reset/", {"email": "Reset@Example.com"}).status_code == 302
     assert Client(REMOTE_ADDR="192.0.2.9").post("/password-reset/", {"email": "nobody@example.com"}
                                                 ).status_code == 302

@@ -20,9 +20,7 @@ from orgs.keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from orgs.models import ApiKey, Organization
 from orgs.verification import EmailNotVerified, VerificationInvalid, code_for, is_verified, mark_verified, verify
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
-from tests.support.clients import PASSWORD, logged_in
-
-from .accounts_support import (
+from tests.support.accounts import (
     NEW_PASSWORD,
     confirm_through,
     confirmation_code,
@@ -30,6 +28,7 @@ from .accounts_support import (
     send_account_mail,
     set_password_through,
 )
+from tests.support.clients import PASSWORD, logged_in
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()

@@ -9,8 +9,7 @@ from django.test import Client
 
 from orgs.models import Membership, Organization
 from orgs.verification import is_verified
-
-from .accounts_support import (
+from tests.support.accounts import (
     NEW_PASSWORD,
     confirm_through,
     confirmation_code,
@@ -18,7 +17,7 @@ from .accounts_support import (
     send_account_mail,
     set_password_through,
 )
-from .conftest import PASSWORD
+from tests.support.clients import PASSWORD
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()

@@ -9,8 +9,8 @@ from alerts.models import Alert
 from alerts.services import alert_rule_create
 from knowledge.services import location_create
 from notifications.models import NotificationRecipient
-from tests.alerts.conftest import MINUTE, T0, call_at
 from tests.factories import MembershipFactory
+from tests.support.alerts import MINUTE, T0, call_at
 from tests.support.clients import logged_in
 
 pytestmark = pytest.mark.django_db

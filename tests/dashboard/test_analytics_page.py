@@ -9,10 +9,9 @@ from calls.analytics import call_analytics
 from calls.models import Call
 from knowledge.services import location_create
 from orgs.models import Organization
-from tests.calls.test_analytics_api import _generate
 from tests.factories import MembershipFactory
-
-from .conftest import logged_in
+from tests.support.analytics import generate_calls
+from tests.support.clients import logged_in
 
 pytestmark = pytest.mark.django_db
 RANGE = {"since": "2026-09-25", "until": "2026-11-07"}
@@ -26,8 +25,8 @@ def world(org, other_org):
                          phone_number="+14155550100")
     Organization.objects.filter(pk=org.pk).update(time_zone="America/Los_Angeles")
     org.refresh_from_db()
-    made = _generate(org, [la.pk, sf.pk, None], 30, seed=7)
-    _generate(other_org, [None], 5, seed=8)
+    made = generate_calls(org, [la.pk, sf.pk, None], 30, seed=7)
+    generate_calls(other_org, [None], 5, seed=8)
     return {"la": la, "sf": sf, "made": made}
 
 

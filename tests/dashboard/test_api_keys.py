@@ -7,8 +7,7 @@ from rest_framework.test import APIClient
 from knowledge.services import location_create
 from orgs.keys import KEY_PATTERN, digest_key
 from orgs.models import ApiKey, Location
-
-from .accounts_support import session_rows
+from tests.support.accounts import session_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -158,7 +157,7 @@ def test_another_orgs_admin_posting_revoke_gets_404_and_the_key_stays_active(out
 
 
 def test_forms_without_a_csrf_token_are_refused(admin, write_key):
-    from .conftest import PASSWORD
+    from tests.support.clients import PASSWORD
 
     client = Client(enforce_csrf_checks=True)
     assert client.login(username=admin.username, password=PASSWORD)

@@ -5,9 +5,8 @@ Chromium via Playwright."""
 
 import requests
 
+from tests.support.accounts import confirmation_code
 from tests.support.browser import BROWSER_MARKS, shot
-
-from .accounts_support import confirmation_code
 
 pytestmark = BROWSER_MARKS
 

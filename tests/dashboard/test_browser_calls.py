@@ -12,11 +12,10 @@ from standardwebhooks import Webhook
 
 from calls.models import Call
 from devtools.simulation import RuntimeClient, Simulator, ensure_demo_configuration
-from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.browser import BROWSER_MARKS, log_in
 from tests.support.browser import shot as support_shot
-from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - the fixture
+from tests.support.dashboard_calls import simulate
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
 from webhooks.models import Event
@@ -59,7 +58,7 @@ def seed_two_weeks(org):
 
 @pytest.mark.django_db(transaction=True)
 def test_order_call_recording_and_cancel_reach_the_webhook_receiver(
-    live_server, page, settings, tmp_path, celery_worker_factory  # noqa: F811
+    live_server, page, settings, tmp_path, celery_worker_factory
 ):
     from playwright.sync_api import expect
 

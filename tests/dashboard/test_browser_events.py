@@ -5,10 +5,10 @@ Headless Debian Chromium via Playwright; screenshots in test-artifacts/screensho
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from tests.dashboard.calls_support import simulate
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.browser import BROWSER_MARKS, log_in
 from tests.support.browser import shot as support_shot
+from tests.support.dashboard_calls import simulate
 from tests.support.receiver import Receiver
 from webhooks.services import subscription_create
 

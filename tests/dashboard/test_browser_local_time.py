@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from knowledge.services import calendar_create, location_create
 from orgs.models import Organization
-from tests.dashboard.test_calendars_and_bookings_pages import HOURS, book
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.support.bookings import ALL_WEEK, make_booking
 from tests.support.browser import BROWSER_MARKS, log_in, shot
 
 pytestmark = BROWSER_MARKS
@@ -27,9 +27,9 @@ def test_a_booking_shows_at_its_local_time_in_a_real_browser(live_server, page):
     location_create(org=org, name="Venice Beach", address="1 Ocean Front Walk", timezone="America/Los_Angeles",
                     phone_number="+13105550100")
     calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles", slot_minutes=60,
-                               weekly_hours=HOURS)
+                               weekly_hours=ALL_WEEK)
     start = (timezone.now() + timedelta(days=3)).replace(hour=3, minute=30, second=0, microsecond=0)
-    book(org, calendar, start)
+    make_booking(org, calendar, start)
     local = start.astimezone(ZoneInfo("America/Los_Angeles"))  # the evening before, 19:30 or 20:30
     assert local.date() == start.date() - timedelta(days=1)
 

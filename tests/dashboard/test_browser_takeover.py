@@ -10,9 +10,8 @@ from django.test import Client
 from orgs.keys import VISIBLE_PREFIX_LENGTH, digest_key, generate_key
 from orgs.models import ApiKey, Organization
 from orgs.verification import is_verified
+from tests.support.accounts import confirmation_code
 from tests.support.browser import BROWSER_MARKS, shot
-
-from .accounts_support import confirmation_code
 
 pytestmark = BROWSER_MARKS
 

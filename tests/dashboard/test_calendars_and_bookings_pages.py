@@ -5,29 +5,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from calls.models import Booking
 from knowledge.models import Calendar
 from knowledge.services import calendar_create
-from tests.calls.conftest import Runtime, iso
+from tests.support.bookings import ALL_WEEK, make_booking
+from tests.support.runtime import Runtime
 
 pytestmark = pytest.mark.django_db
 
-HOURS = [{"day": day, "start": "00:00", "end": "24:00"} for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")]
 
 
 @pytest.fixture
 def calendar(org):
-    return calendar_create(org=org, name="Tables", timezone_name="Europe/Paris", slot_minutes=60, weekly_hours=HOURS)
-
-
-def book(org, calendar, start):
-    runtime = Runtime(org)
-    call_id, _ = runtime.start()
-    response = runtime.event(call_id, type="appointment_booked", label="Booked", data={
-        "calendar_id": str(calendar.pk), "start_at": iso(start), "end_at": iso(start + timedelta(hours=1)),
-        "contact_name": "Ada Lovelace"})
-    assert response.status_code == 201, response.content
-    return Booking.objects.get(call=Runtime(org).call(call_id))
+    return calendar_create(org=org, name="Tables", timezone_name="Europe/Paris", slot_minutes=60, weekly_hours=ALL_WEEK)
 
 
 def test_an_admin_creates_a_calendar_with_the_weekly_hours_editor(admin_client, org):
@@ -73,7 +62,7 @@ def test_members_read_calendars_but_cannot_change_them(member_client, calendar):
 
 
 def test_a_calendar_with_upcoming_bookings_is_not_deleted(admin_client, org, calendar):
-    book(org, calendar, datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=2))
+    make_booking(org, calendar, datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=2))
     page = admin_client.get(f"/settings/calendars/{calendar.pk}/delete/").content.decode()
     assert 'data-testid="calendar-has-bookings"' in page
     followed = admin_client.post(f"/settings/calendars/{calendar.pk}/delete/", follow=True).content.decode()
@@ -82,9 +71,9 @@ def test_a_calendar_with_upcoming_bookings_is_not_deleted(admin_client, org, cal
 
 def test_bookings_page_upcoming_first_filters_and_a_member_cancels(member_client, org, calendar):
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    past = book(org, calendar, now - timedelta(days=3))
-    later = book(org, calendar, now + timedelta(days=5))
-    sooner = book(org, calendar, now + timedelta(days=1))
+    past = make_booking(org, calendar, now - timedelta(days=3))
+    later = make_booking(org, calendar, now + timedelta(days=5))
+    sooner = make_booking(org, calendar, now + timedelta(days=1))
     page = member_client.get("/bookings/").content.decode()
     assert page.index(str(sooner.pk)) < page.index(str(later.pk)) < page.index(str(past.pk))
     filtered = member_client.get("/bookings/", {"status": "canceled"}).content.decode()
@@ -100,13 +89,15 @@ def test_bookings_page_upcoming_first_filters_and_a_member_cancels(member_client
 
 
 def test_the_call_page_links_its_bookings(admin_client, org, calendar):
-    booking = book(org, calendar, datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1))
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
+    booking = make_booking(org, calendar, start)
     page = admin_client.get(f"/calls/{booking.call_id}").content.decode()
     assert 'data-testid="call-bookings"' in page and str(booking.pk) in page and "Ada Lovelace" in page
 
 
 def test_another_orgs_booking_cannot_be_canceled(outsider_client, org, calendar):
-    booking = book(org, calendar, datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1))
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
+    booking = make_booking(org, calendar, start)
     assert outsider_client.post(f"/bookings/{booking.pk}/cancel").status_code == 404
     booking.refresh_from_db()
     assert booking.status == "confirmed"

@@ -7,7 +7,7 @@ import pytest
 
 from knowledge.models import CallField
 from knowledge.services import call_field_create, location_create
-from tests.calls.conftest import TRANSCRIPT, Runtime
+from tests.support.runtime import TRANSCRIPT, Runtime
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from calls import recordings
 from calls.models import Call, Order
 from core import links
 from orgs.models import Location
-from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
 from tests.factories import OrganizationFactory
+from tests.support.dashboard_calls import bulk_calls, count_queries, simulate  # noqa: F401
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ STATUS_EVENT = "call_order.status_changed"
 
 
 @pytest.fixture
-def order_call(org, media_in_tmp):  # noqa: F811
+def order_call(org, media_in_tmp):
     """A simulated phone order (runtime API: start, tool events, completion, recording upload)."""
     call = simulate(org, "order", seed=7)[0]
     assert call.order.status == "new" and call.recording

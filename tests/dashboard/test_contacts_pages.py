@@ -139,7 +139,7 @@ def test_every_form_carries_a_csrf_token_and_labels(admin_client, contact):
 def test_posts_without_csrf_are_refused(admin, org):
     from django.test import Client
 
-    from tests.dashboard.conftest import PASSWORD
+    from tests.support.clients import PASSWORD
 
     client = Client(enforce_csrf_checks=True)
     assert client.login(username=admin.username, password=PASSWORD)

@@ -5,7 +5,7 @@ import pytest
 
 from knowledge.models import EscalationRule, TeamMember
 from knowledge.services import escalation_rule_create
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,12 @@ missing subscription follows the call's location."""
 import pytest
 
 from orgs.models import Location
-from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory
-from tests.webhooks.helpers import make_subscription
+from tests.support.clients import logged_in
+from tests.support.runtime import Runtime
+from tests.support.webhooks import make_subscription
 from webhooks.models import Event
 from webhooks.ssrf import masked_url
-
-from .conftest import logged_in
 
 pytestmark = pytest.mark.django_db
 

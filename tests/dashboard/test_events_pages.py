@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.dashboard.calls_support import simulate
+from tests.support.dashboard_calls import simulate
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery
 from webhooks.services import emit
 from webhooks.ssrf import masked_url

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from calls.models import CallbackRequest, Escalation, Message
-from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
+from tests.support.dashboard_calls import bulk_calls, count_queries, simulate  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def test_anonymous_goes_to_log_in(client, org):
 
 
 @pytest.mark.parametrize("who", ["admin_client", "member_client"])
-def test_the_inbox_lists_each_item_with_its_call(request, who, org, media_in_tmp):  # noqa: F811
+def test_the_inbox_lists_each_item_with_its_call(request, who, org, media_in_tmp):
     client = request.getfixturevalue(who)
     simulate(org, "callback", seed=1)
     simulate(org, "message", seed=2)

@@ -2,43 +2,25 @@
 the same answer for known and unknown addresses; one use, 7 days, resend and revoke; a per-org hourly limit; the
 e-mail through the outbox without the link at rest."""
 
-import re
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
 from notifications.models import EmailNotification
-from notifications.sender import send_notification
 from orgs.invitations import INVITATIONS_PER_HOUR
 from orgs.models import Invitation, Membership
-
-from .conftest import PASSWORD
+from tests.support.accounts import NEW_PASSWORD, deliver, link_of
+from tests.support.clients import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
 User = get_user_model()
 URL = "/settings/members/"
-NEW_PASSWORD = "a-long-fresh-passphrase"
-
-
 def invite(client, email, role="member"):
     return client.post(URL, {"email": email, "role": role}, follow=True)
-
-
-def deliver() -> list:
-    """Sends every pending outbox e-mail as the worker would; returns the messages sent."""
-    before = len(mail.outbox)
-    for row in EmailNotification.objects.filter(status="pending"):
-        send_notification(row.pk)
-    return mail.outbox[before:]
-
-
-def link_of(message) -> str:
-    return re.search(r"https?://[^/\s]+(/invitations/[0-9a-f-]{36}/[0-9a-f]{64}/)", message.body).group(1)
 
 
 def snapshot():

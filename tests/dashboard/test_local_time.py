@@ -10,9 +10,9 @@ from django.utils import timezone
 from calls.selectors import calls_per_day
 from dashboard.pages.overview import build_chart, day_starts
 from knowledge.services import calendar_create
-from tests.dashboard.calls_support import bulk_calls
-from tests.dashboard.test_calendars_and_bookings_pages import HOURS, book
-from tests.webhooks.helpers import make_subscription
+from tests.support.bookings import ALL_WEEK, make_booking
+from tests.support.dashboard_calls import bulk_calls
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery
 from webhooks.services import emit
 
@@ -73,9 +73,9 @@ def test_the_zone_is_active_only_while_a_dashboard_page_runs(admin_client, org):
 def test_a_booking_shows_at_its_calendars_local_time_with_the_zone_named(admin_client, org):
     in_zone(org, "Europe/Paris")
     calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles", slot_minutes=60,
-                               weekly_hours=HOURS)
+                               weekly_hours=ALL_WEEK)
     start = (timezone.now() + timedelta(days=3)).replace(hour=3, minute=30, second=0, microsecond=0)
-    booking = book(org, calendar, start)
+    booking = make_booking(org, calendar, start)
     local, paris = start.astimezone(LA), start.astimezone(ZoneInfo("Europe/Paris"))
     page = admin_client.get("/bookings/").content.decode()
     assert f'data-testid="booking-when">{local:%a %b %-d, %H:%M}–{local + timedelta(hours=1):%H:%M}</time>' in page
@@ -164,9 +164,9 @@ def test_the_webhook_replay_reads_its_times_in_the_orgs_zone(admin_client, org):
 
 def test_canceling_a_booking_says_when_it_was_in_its_calendars_zone(admin_client, org):
     calendar = calendar_create(org=org, name="Tables", timezone_name="America/Los_Angeles", slot_minutes=60,
-                               weekly_hours=HOURS)
+                               weekly_hours=ALL_WEEK)
     start = (timezone.now() + timedelta(days=3)).replace(hour=3, minute=30, second=0, microsecond=0)
-    booking = book(org, calendar, start)
+    booking = make_booking(org, calendar, start)
     page = admin_client.post(f"/bookings/{booking.pk}/cancel", follow=True).content.decode()
     assert f"on {start.astimezone(LA):%b %-d, %H:%M} America/Los_Angeles canceled" in page
 

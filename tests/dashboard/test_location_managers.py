@@ -7,30 +7,15 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
-from knowledge.services import location_create
 from orgs.models import Invitation, Location, Membership
 from tests.factories import MembershipFactory
-
-from .conftest import logged_in
-from .test_invitations import NEW_PASSWORD, deliver, link_of
+from tests.support.accounts import NEW_PASSWORD, deliver, link_of
+from tests.support.clients import logged_in
+from tests.support.locations import make_location
 
 pytestmark = pytest.mark.django_db
 
 URL = "/settings/members/"
-
-
-def _location(org, name, phone):
-    return location_create(org=org, name=name, address="1 Main St", timezone="America/New_York", phone_number=phone)
-
-
-@pytest.fixture
-def l1(org):
-    return _location(org, "Downtown", "+12125550101")
-
-
-@pytest.fixture
-def l2(org):
-    return _location(org, "Uptown", "+12125550102")
 
 
 @pytest.fixture
@@ -53,7 +38,7 @@ def test_an_invited_location_manager_joins_limited_to_the_invitations_locations(
     invitation = Invitation.objects.get(organization=org)
     assert (invitation.role, set(invitation.location_ids)) == ("location_manager", {l1.id, l2.id})
     page = admin_client.get(URL).content.decode()
-    assert 'data-testid="invitation-locations">(Downtown, Uptown)' in page or "(Uptown, Downtown)" in page
+    assert 'data-testid="invitation-locations">(L1, L2)' in page or "(L2, L1)" in page
     created = AuditEvent.objects.get(action="invitation.created")
     assert created.changes["location_ids"] == [None, sorted([str(l1.id), str(l2.id)])]
 
@@ -75,7 +60,7 @@ def test_an_invited_location_manager_joins_limited_to_the_invitations_locations(
 ])
 def test_bad_locations_are_a_form_error_and_nothing_is_invited(admin_client, org, other_org, l1, role, locations,
                                                                message):
-    foreign = _location(other_org, "Elsewhere", "+12125550109")
+    foreign = make_location(other_org, "Elsewhere", phone_number="+12125550109")
     location_ids = {"none": [], "repeated": [l1.id, l1.id], "another org's": [foreign.id], "l1": [l1.id]}[locations]
     response = _invite(admin_client, "chef@example.com", role, location_ids)
     assert response.status_code == 200

@@ -16,13 +16,11 @@ from dashboard import urls as dashboard_urls
 from knowledge.services import fact_create
 from notifications.models import NotificationRecipient
 from orgs.models import Invitation, Membership
-from tests.api.test_location_matrix import _media_in_tmp, l1, l2, world  # noqa: F401 - the /v1 matrix's rows
-from tests.api.test_matrix import snapshot
 from tests.factories import MembershipFactory, make_key
+from tests.support.clients import logged_in
+from tests.support.matrix import snapshot
 
-from .conftest import logged_in
-
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_in_tmp")]
 
 # URL parameter -> the world's row it names (the inbox's `kind` picks the row of `item_id`).
 ROWS = {
@@ -81,10 +79,10 @@ def _kwargs(params, kind, rows: dict | None) -> dict:
 
 
 @pytest.fixture
-def rows(world, org, admin):  # noqa: F811 - the imported fixture
+def rows(l2_world, org, admin):
     """The /v1 matrix's L2 rows, and the organization's own things a location manager never reaches."""
     return {
-        **world,
+        **l2_world,
         "membership": Membership.objects.get(user=admin, organization=org),
         "api_key": make_key(org, admin=admin, name="Org key")[0],
         "recipient": NotificationRecipient.objects.create(organization=org, email="ops@example.com", messages=True),
@@ -96,7 +94,7 @@ def rows(world, org, admin):  # noqa: F811 - the imported fixture
 
 
 @pytest.fixture
-def manager_client(org, l1):  # noqa: F811 - the imported fixture
+def manager_client(org, l1):
     return logged_in(MembershipFactory(organization=org, role="location_manager", location_ids=[l1.id]).user)
 
 

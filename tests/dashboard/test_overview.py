@@ -8,7 +8,7 @@ from django.utils import timezone
 from calls.models import Call, CallbackRequest, Message
 from calls.services.inbox import callback_mark_handled
 from calls.services.orders import order_set_status
-from tests.dashboard.calls_support import bulk_calls, count_queries, media_in_tmp, simulate  # noqa: F401
+from tests.support.dashboard_calls import bulk_calls, count_queries, simulate  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_a_bad_range_is_an_inline_error_not_a_500(admin_client, org, value):
     assert 'data-testid="error-days"' in response.content.decode()
 
 
-def test_simulated_calls_fill_the_overview(admin_client, org, media_in_tmp):  # noqa: F811
+def test_simulated_calls_fill_the_overview(admin_client, org, media_in_tmp):
     simulate(org, "mixed", count=8, seed=3)
     response = admin_client.get("/?days=30")
     assert response.context["chart"]["total"] == Call.objects.for_org(org).count() >= 8  # some scenarios make two

@@ -1,7 +1,7 @@
 """Settings → Data & privacy → Redaction, and what the call page says was redacted."""
 
 from audit.models import AuditEvent
-from tests.calls.conftest import Runtime
+from tests.support.runtime import Runtime
 
 URL = "/settings/privacy/redaction/"
 

@@ -14,15 +14,14 @@ from notifications.models import EmailNotification
 from orgs.invitations import invitation_accept_new_account, invitation_create, token_for
 from orgs.models import Invitation, Organization
 from orgs.verification import EmailNotVerified, VerificationInvalid, code_for, is_verified, mark_verified, verify
-from tests.support.clients import logged_in
-
-from .accounts_support import (
+from tests.support.accounts import (
     confirm_through,
     confirmation_code,
     reset_link_path,
     send_account_mail,
     set_password_through,
 )
+from tests.support.clients import logged_in
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()

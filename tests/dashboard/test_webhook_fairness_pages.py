@@ -1,7 +1,6 @@
 """The endpoint page's health (docs/webhooks.md#endpoint-statistics) and the rate limit field of the endpoint form
 (docs/webhooks.md#rate-limit): the same selectors and services as the API."""
 
-import socket
 
 import pytest
 from django.utils import timezone
@@ -9,24 +8,9 @@ from django.utils import timezone
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
 URL = "https://hooks.example.com/voice"
-
-
-@pytest.fixture(autouse=True)
-def fake_dns(monkeypatch):
-    import ipaddress
-
-    def resolve(host, port):
-        try:
-            return [str(ipaddress.ip_address(host))]
-        except ValueError:
-            if host == "hooks.example.com":
-                return ["93.184.216.34"]
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known") from None
-
-    monkeypatch.setattr("webhooks.ssrf.resolve_host", resolve)
 
 
 @pytest.fixture

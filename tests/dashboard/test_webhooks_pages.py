@@ -1,7 +1,6 @@
 """Settings → Webhooks: the list with health, create (secret shown once), edit, enable/disable, rotate (secret
 shown once), delete (confirmed), the delivery log and redeliver. Members read; every write is admin-only."""
 
-import socket
 import uuid
 from datetime import timedelta
 
@@ -9,34 +8,14 @@ import pytest
 from django.utils import timezone
 
 from orgs.models import Location
+from tests.support.accounts import session_rows
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit, subscription_create
 
-from .accounts_support import session_rows
-
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
 URL = "https://hooks.example.com/voice"
 ALL_EVENTS = ["call.ended", "call_order.status_changed"]
-
-
-@pytest.fixture(autouse=True)
-def fake_dns(monkeypatch):
-    """The one DNS edge (webhooks.ssrf.resolve_host): public and private names, literal IPs as themselves."""
-    import ipaddress
-
-    answers = {"hooks.example.com": ["93.184.216.34"], "internal.example.com": ["10.0.0.5"]}
-
-    def resolve(host, port):
-        try:
-            return [str(ipaddress.ip_address(host))]
-        except ValueError:
-            pass
-        if host in answers:
-            return list(answers[host])
-        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    monkeypatch.setattr("webhooks.ssrf.resolve_host", resolve)
 
 
 @pytest.fixture

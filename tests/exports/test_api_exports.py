@@ -9,10 +9,9 @@ from rest_framework.test import APIClient
 
 from calls.models import CallbackRequest
 from knowledge.services import call_field_create
-from tests.calls.conftest import T0, Runtime, iso
 from tests.factories import make_key
-
-from .conftest import HYPERLINK, KINDS, as_cells, exported, listed
+from tests.support.exports import HYPERLINK, KINDS, as_cells, exported, listed
+from tests.support.runtime import T0, Runtime, iso
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ import pytest
 
 from orgs.models import Organization
 from tests.factories import MembershipFactory
-
-from .conftest import HYPERLINK
+from tests.support.exports import HYPERLINK
 
 pytestmark = pytest.mark.django_db
 

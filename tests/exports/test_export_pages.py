@@ -18,10 +18,9 @@ from contacts.models import Contact
 from core.csvexport import Column, csv_lines, keyset
 from knowledge.models import EscalationRule
 from knowledge.services import calendar_create
-from tests.calls.conftest import T0, Runtime, iso
 from tests.support.database import connect
-
-from .conftest import KINDS, as_cells, exported, listed
+from tests.support.exports import KINDS, as_cells, exported, listed
+from tests.support.runtime import T0, Runtime, iso
 
 # Each kind's rows and the field its list orders by (newest first, then id).
 ORDERED_BY = {"calls": (Call, "started_at"), "contacts": (Contact, "created_at"), "bookings": (Booking, "start_at"),

@@ -8,7 +8,7 @@ from audit.models import AuditEvent
 from core.errors import Conflict, ValidationFailed
 from knowledge import selectors, services
 from knowledge.models import CallField
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 
 def _field(org, name="party_size", **extra):

@@ -5,7 +5,7 @@ import pytest
 
 from knowledge import services
 from knowledge.models import CallField
-from tests.orgs.conftest import TIMESTAMP, knowledge_version
+from tests.support.knowledge import TIMESTAMP, knowledge_version
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from core.errors import Conflict, ValidationFailed
 from knowledge import services
 from knowledge.models import Calendar, EscalationRule, Fact, TeamMember
 from orgs.models import Location
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 HOURS = [{"day": day, "start": "00:00", "end": "24:00"} for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")]
 

@@ -13,9 +13,8 @@ from meetings.models import Dispatch, DispatchProgress
 from meetings.services import dispatch_report_progress, outcome_approve
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.support.clients import logged_in
+from tests.support.meetings import approved_events, token_of
 from tests.support.nested_json import HUGE, JUST_OVER
-
-from .conftest import events, token_of
 
 
 @pytest.fixture
@@ -44,7 +43,7 @@ def actions(meeting_id):
 
 def _state(outcome):
     outcome.refresh_from_db()
-    return outcome.summary, outcome.approved_at, Dispatch.objects.count(), len(events(outcome.organization))
+    return outcome.summary, outcome.approved_at, Dispatch.objects.count(), len(approved_events(outcome.organization))
 
 
 def test_the_admin_sees_the_list_and_the_outcome(draft, meetings_admin):
@@ -72,22 +71,22 @@ def test_the_admin_edits_approves_and_dispatches_and_sees_progress(draft, meetin
 
     # Dispatch before approval: refused with a message, nothing sent.
     client.post(f"/meetings/{meeting_id}/dispatch")
-    assert Dispatch.objects.count() == 0 and events(draft.organization) == []
+    assert Dispatch.objects.count() == 0 and approved_events(draft.organization) == []
 
     assert client.post(f"/meetings/{meeting_id}/approve").status_code == 302
     draft.refresh_from_db()
-    assert draft.approved_by == meetings_admin and events(draft.organization) == []
+    assert draft.approved_by == meetings_admin and approved_events(draft.organization) == []
 
     assert client.post(f"/meetings/{meeting_id}/dispatch").status_code == 302
     dispatch = Dispatch.objects.get()
-    assert len(events(draft.organization)) == 1
+    assert len(approved_events(draft.organization)) == 1
 
     page = client.get(f"/meetings/{meeting_id}")
     assert b'data-testid="dispatch-state">Sent' in page.content
     assert b"hx-trigger" in page.content  # polls while open
     assert b'data-testid="edit-outcome"' not in page.content  # dispatched: no more edits
 
-    token = token_of(events(draft.organization)[0].data["status_url"])
+    token = token_of(approved_events(draft.organization)[0].data["status_url"])
     dispatch_report_progress(dispatch_id=dispatch.pk, token=token, state="acked")
     dispatch_report_progress(dispatch_id=dispatch.pk, token=token, state="done", detail="Filed as PROJ-7")
     fragment = client.get(f"/meetings/{meeting_id}/dispatches")

@@ -14,10 +14,9 @@ from django.test import Client
 from standardwebhooks import Webhook
 
 from meetings.models import Dispatch, Meeting
+from tests.support.meetings import ingest_body
 from tests.support.receiver import Receiver
 from webhooks.services import subscription_create
-
-from .conftest import ingest_body
 
 WORKER_ENV = {
     "WEBHOOK_ALLOW_LOCAL_URLS": "1",

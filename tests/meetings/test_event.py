@@ -1,5 +1,5 @@
 """`meeting.outcome_approved`: fires on dispatch (never on approval alone), only for orgs with the meetings product,
-with exactly the fields of the spec's table; and the outcome lifecycle rules around it."""
+with exactly the fields of its schema (docs/webhooks.md#event-types); and the outcome lifecycle rules around it."""
 
 import json
 from urllib.parse import urlsplit
@@ -12,18 +12,17 @@ from meetings.models import Dispatch
 from meetings.services import outcome_approve, outcome_dispatch, outcome_update
 from meetings.tokens import digest_token
 from orgs.errors import NotAnAdmin
-from tests.calls.event_schemas import assert_valid_envelope
 from tests.factories import MembershipFactory
+from tests.support.events import assert_valid_event
+from tests.support.meetings import approved_events, token_of
 from webhooks.models import Delivery, Event
-
-from .conftest import events, token_of
 
 
 def test_the_payload_matches_the_spec_table(dispatched, settings):
     dispatch, _ = dispatched
     event = Event.objects.get(pk=dispatch.event_id)
     envelope = json.loads(event.payload)
-    assert_valid_envelope(event)
+    assert_valid_event(event)
     data = envelope["data"]
     outcome = dispatch.outcome
     assert data["dispatch_id"] == str(dispatch.pk)
@@ -53,7 +52,7 @@ def test_the_event_reaches_subscribers_of_the_type(dispatched, subscription):
 
 def test_approval_alone_emits_nothing(draft, meetings_admin, subscription):
     outcome_approve(outcome=draft, by=meetings_admin)
-    assert events(draft.organization) == []
+    assert approved_events(draft.organization) == []
     assert not Delivery.objects.exists()
 
 
@@ -66,7 +65,7 @@ def test_approving_twice_keeps_the_first_approval(approved, meetings_org):
 def test_no_dispatch_before_approval(draft, meetings_admin, subscription):
     with pytest.raises(InvalidTransition):
         outcome_dispatch(outcome=draft, by=meetings_admin)
-    assert not Dispatch.objects.exists() and events(draft.organization) == []
+    assert not Dispatch.objects.exists() and approved_events(draft.organization) == []
 
 
 def test_no_event_and_no_dispatch_for_an_org_without_the_product(approved, meetings_admin, meetings_org, subscription):
@@ -74,7 +73,7 @@ def test_no_event_and_no_dispatch_for_an_org_without_the_product(approved, meeti
     meetings_org.save(update_fields=["meetings_enabled"])
     with pytest.raises(Forbidden):
         outcome_dispatch(outcome=approved, by=meetings_admin)
-    assert not Dispatch.objects.exists() and events(meetings_org) == [] and not Delivery.objects.exists()
+    assert not Dispatch.objects.exists() and approved_events(meetings_org) == [] and not Delivery.objects.exists()
 
 
 @pytest.mark.parametrize("role", ["member", "outsider"])
@@ -90,7 +89,7 @@ def test_only_admins_approve_and_dispatch(draft, meetings_admin, meetings_org, o
         outcome_dispatch(outcome=approved, by=user)
     with pytest.raises(NotAnAdmin):
         outcome_update(outcome=approved, by=user, summary="Changed by a member. It should not stick.")
-    assert not Dispatch.objects.exists() and events(meetings_org) == []
+    assert not Dispatch.objects.exists() and approved_events(meetings_org) == []
 
 
 def test_an_edit_withdraws_the_approval(approved, meetings_admin):
@@ -128,4 +127,4 @@ def test_a_rolled_back_dispatch_emits_nothing(approved, meetings_admin, meetings
     with pytest.raises(RuntimeError), transaction.atomic():
         outcome_dispatch(outcome=approved, by=meetings_admin)
         raise RuntimeError("the caller's transaction fails afterwards")
-    assert not Dispatch.objects.exists() and events(meetings_org) == []
+    assert not Dispatch.objects.exists() and approved_events(meetings_org) == []

@@ -11,8 +11,8 @@ from meetings.models import Meeting, Outcome
 from meetings.validation import count_sentences
 from tests.factories import OrganizationFactory
 from tests.support.fielderrors import reported_at
-
-from .conftest import ingest_body, post_meeting, runtime_client, valid_outcome
+from tests.support.meetings import ingest_body, post_meeting, valid_outcome
+from tests.support.runtime import runtime_client
 
 
 def with_ticket(**changes):

@@ -4,8 +4,8 @@ field, never a 500; the existing error shapes stay (formErrors for the body, fie
 import pytest
 
 from meetings.models import Meeting, Outcome
-
-from .conftest import ingest_body, post_meeting, runtime_client
+from tests.support.meetings import ingest_body, post_meeting
+from tests.support.runtime import runtime_client
 
 
 def _nothing_written():

@@ -9,9 +9,8 @@ import pytest
 from django.test import Client
 
 from meetings.models import Dispatch, DispatchProgress
+from tests.support.meetings import status_path, token_of
 from tests.support.nested_json import HUGE, JUST_OVER, assert_refused_as_too_deep
-
-from .conftest import status_path, token_of
 
 STATES = ["sent", "acked", "done", "failed"]
 REPORTED = ["acked", "done", "failed"]

@@ -7,9 +7,8 @@ import pytest
 from django.test import Client
 
 from meetings.models import Dispatch, DispatchProgress, Meeting
+from tests.support.meetings import ingest_body, status_path
 from tests.support.races import run_together
-
-from .conftest import ingest_body, status_path
 
 
 def run_concurrently(calls):

@@ -11,12 +11,11 @@ from meetings.models import Dispatch
 from meetings.services import outcome_dispatch
 from tests.factories import make_key
 from tests.support.clients import logged_in
+from tests.support.meetings import status_path, token_of
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks.catalog import REDACTED
 from webhooks.models import Delivery
-
-from .conftest import status_path, token_of
 
 
 @pytest.fixture

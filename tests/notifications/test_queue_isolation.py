@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from tests.notifications.conftest import wait_for_mail
-from tests.notifications.test_worker import CALLBACK, mail_dir, start_worker  # noqa: F401 - fixture
 from tests.support.celery_worker import purge_queue
+from tests.support.mail import CALLBACK, start_mail_worker, wait_for_mail
 from webhooks.tasks import deliver_batch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("notifications-worker")]
@@ -16,7 +15,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("
 BACKLOG = 1000
 
 
-def test_an_email_is_not_delayed_by_a_backlog_of_deliveries(celery_worker_factory, mail_dir, runtime,  # noqa: F811
+def test_an_email_is_not_delayed_by_a_backlog_of_deliveries(celery_worker_factory, mail_dir, runtime,
                                                              recipients):
     import redis as redis_client
     from django.conf import settings
@@ -26,7 +25,7 @@ def test_an_email_is_not_delayed_by_a_backlog_of_deliveries(celery_worker_factor
     with deliver_batch.app.producer_or_acquire() as producer:
         for _ in range(BACKLOG):
             deliver_batch.apply_async(([],), retry=False, producer=producer)
-    worker = start_worker(celery_worker_factory, mail_dir, purge=False)
+    worker = start_mail_worker(celery_worker_factory, mail_dir, purge=False)
     assert broker.llen("deliveries") > BACKLOG * 0.9, worker.log()
     call_id, _ = runtime.start()
     started = time.monotonic()

@@ -11,7 +11,7 @@ from knowledge.services import team_member_create
 from notifications.models import NotificationRecipient
 from notifications.services import notify_webhook_disabled, recipient_create, recipient_delete, recipient_update
 from orgs.errors import NotAnAdmin
-from tests.notifications.conftest import send_pending
+from tests.support.mail import send_pending
 from webhooks.services import subscription_create
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from notifications.models import EmailNotification
 from notifications.sender import send_notification
 from notifications.services import recipient_create
 from notifications.tasks import publisher
-from tests.notifications.conftest import send_pending
+from tests.support.mail import send_pending
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +123,7 @@ def test_recipients_of_another_org_get_nothing(runtime, other_runtime_org_setup)
 
 @pytest.fixture
 def other_runtime_org_setup(other_org, other_org_recipient):
-    from tests.calls.conftest import Runtime
+    from tests.support.runtime import Runtime
 
     return Runtime(other_org), other_org_recipient
 
@@ -154,7 +154,7 @@ def test_a_committed_callback_request_enqueues_its_emails_after_commit(runtime, 
 
 
 def test_an_smtp_failure_is_retried_later_and_the_mail_is_sent_once(runtime, recipients, settings, monkeypatch):
-    settings.EMAIL_BACKEND = "tests.notifications.backends.FlakyLocmemBackend"
+    settings.EMAIL_BACKEND = "tests.support.mail_backends.FlakyLocmemBackend"
     settings.TEST_EMAIL_FAIL_FIRST = 1
     settings.NOTIFICATION_RETRY_SCHEDULE = [60]
     request_callback(runtime, requested_window="asap")
@@ -176,7 +176,7 @@ def test_an_smtp_failure_is_retried_later_and_the_mail_is_sent_once(runtime, rec
 
 
 def test_attempts_run_out_and_the_row_is_marked_failed(runtime, recipients, settings):
-    settings.EMAIL_BACKEND = "tests.notifications.backends.FlakyLocmemBackend"
+    settings.EMAIL_BACKEND = "tests.support.mail_backends.FlakyLocmemBackend"
     settings.TEST_EMAIL_FAIL_FIRST = 100
     settings.NOTIFICATION_RETRY_SCHEDULE = [0, 0]
     request_callback(runtime)
@@ -196,7 +196,8 @@ def test_a_recently_enqueued_row_is_not_swept_twice(runtime, recipients, monkeyp
 
 
 def test_a_callback_on_a_call_that_ends_as_a_robocall_was_already_mailed(runtime, recipients):
-    """The spec filters messages for unscorable calls, not callback requests: those go out mid-call, at once."""
+    """Messages of unscorable calls are filtered, callback requests are not: those go out mid-call, at once
+    (docs/webhooks.md#event-types)."""
     call = request_callback(runtime)
     runtime.complete(call.runtime_call_id, classification="robocall", outcome="", messages=[])
     assert len(send_pending()) == 2

@@ -2,7 +2,7 @@
 it and enqueues the send on commit, and a separate worker process sends the mail.
 
 The worker is its own process, so Django's locmem outbox there is out of our reach: it runs with
-worker_settings.py, which points EMAIL_BACKEND at a file backend in a temporary folder (the real
+tests/support/mail_worker_settings.py, which points EMAIL_BACKEND at a file backend in a temporary folder (the real
 `django.core.mail.backends.filebased.EmailBackend`, wrapped by FlakyFileBackend to fail the first N sends like
 a dropped SMTP connection). The tests read the files, one per message, and check the outbox rows.
 """
@@ -14,36 +14,22 @@ from django.db import transaction
 
 from calls.services.tool_events import tool_event_record
 from notifications.models import EmailNotification
-from tests.notifications.conftest import parts, read_mail_files, wait_for_mail
+from tests.support.celery_worker import broker_idle
+from tests.support.mail import CALLBACK, parts, read_mail_files, start_mail_worker, wait_for_mail
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("notifications-worker")]
 
-CALLBACK = {"requested_window": "evening", "reason": "Wants to book the back room for 30 people",
-            "callback_number": "+14155550177"}
 
+def all_sent() -> bool:
+    return not EmailNotification.objects.exclude(status=EmailNotification.Status.SENT).exists()
 
-@pytest.fixture
-def mail_dir(tmp_path):
-    folder = tmp_path / "mail"
-    folder.mkdir()
-    return folder
-
-
-def start_worker(factory, mail_dir, *, fail_first=0, beat=False, **options):
-    return factory(beat=beat, **options, env={
-        "DJANGO_SETTINGS_MODULE": "tests.notifications.worker_settings",
-        "TEST_EMAIL_BACKEND": "tests.notifications.backends.FlakyFileBackend",
-        "TEST_EMAIL_FILE_PATH": str(mail_dir),
-        "TEST_EMAIL_FAIL_FIRST": str(fail_first),
-        "NOTIFICATION_RETRY_SCHEDULE": "0.5,0.5,0.5",
-        "NOTIFICATION_SWEEP_INTERVAL_SECONDS": "0.5",
-    })
 
 
 def test_a_callback_request_reaches_each_recipient_once_within_seconds(
     celery_worker_factory, mail_dir, runtime, recipients, other_org_recipient, settings
 ):
-    worker = start_worker(celery_worker_factory, mail_dir)
+    worker = start_mail_worker(celery_worker_factory, mail_dir)
     call_id, _ = runtime.start()
     started = time.monotonic()
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
@@ -52,7 +38,8 @@ def test_a_callback_request_reaches_each_recipient_once_within_seconds(
     elapsed = time.monotonic() - started
     assert len(messages) == 2, worker.log()
     assert elapsed < 10
-    time.sleep(1)  # nothing more arrives: one e-mail per recipient
+    # Nothing more arrives: every row is sent and no task is left that could send again.
+    wait_until(lambda: all_sent() and broker_idle(), 20, lambda: f"the worker still busy\n{worker.log()}")
     assert len(read_mail_files(mail_dir)) == 2
     assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
     call = runtime.call(call_id)
@@ -71,13 +58,16 @@ def test_a_callback_request_reaches_each_recipient_once_within_seconds(
 def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
     celery_worker_factory, mail_dir, runtime, recipients
 ):
-    worker = start_worker(celery_worker_factory, mail_dir, fail_first=2, beat=True)  # both first tries fail
+    worker = start_mail_worker(celery_worker_factory, mail_dir, fail_first=2, beat=True)  # both first tries fail
     call_id, _ = runtime.start()
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
                          data=CALLBACK).status_code == 201
     messages = wait_for_mail(mail_dir, 2)
     assert len(messages) == 2, worker.log()
-    time.sleep(2)  # several more sweeps: nothing is sent again
+    # Three more sweeps sent by the beat and run, and whatever they queued run too: nothing is sent again.
+    sweeps = worker.count("beat: sent notifications-sweep")
+    wait_until(lambda: worker.count("beat: sent notifications-sweep") >= sweeps + 3 and broker_idle(), 30,
+               lambda: f"three more sweeps run and the queues empty\n{worker.log()}")
     messages = read_mail_files(mail_dir)
     assert sorted(m["To"] for m in messages) == ["frontdesk@acme.example", "maria@acme.example"]
     assert len({m["X-Notification-Id"] for m in messages}) == 2
@@ -87,7 +77,7 @@ def test_an_smtp_failure_is_retried_by_the_sweep_and_each_mail_is_sent_once(
 
 
 def test_a_rolled_back_callback_request_sends_nothing(celery_worker_factory, mail_dir, runtime, recipients):
-    worker = start_worker(celery_worker_factory, mail_dir)
+    worker = start_mail_worker(celery_worker_factory, mail_dir)
     call_id, _ = runtime.start()
     with pytest.raises(RuntimeError), transaction.atomic():
         tool_event_record(org=runtime.org, runtime_call_id=call_id, runtime_event_id="ev-rolled-back",
@@ -96,8 +86,8 @@ def test_a_rolled_back_callback_request_sends_nothing(celery_worker_factory, mai
     # A committed one afterwards: once its mails are in, the worker has drained the queue.
     assert runtime.event(call_id, type="callback_requested", label="Requested a callback",
                          data={**CALLBACK, "reason": "COMMITTED"}).status_code == 201
-    messages = wait_for_mail(mail_dir, 2)
-    time.sleep(1)
+    wait_for_mail(mail_dir, 2)
+    wait_until(lambda: all_sent() and broker_idle(), 20, lambda: f"the worker still busy\n{worker.log()}")
     messages = read_mail_files(mail_dir)
     assert len(messages) == 2, worker.log()
     assert all("COMMITTED" in parts(m)[0] and "ROLLED BACK" not in parts(m)[0] for m in messages)

@@ -2,16 +2,13 @@
 growing while a receiver is down and falling to 0 once it is back, with a real worker delivering."""
 
 import re
-import time
 
 import pytest
 
 from core import metrics
-from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
-from tests.webhooks.test_drills import FAST
+from tests.support.webhooks import DRILL_WORKER, make_subscription
 from webhooks.services import emit
 
 TOKEN = "metrics-token-0123456789"
@@ -69,18 +66,22 @@ def test_a_made_up_method_is_counted_as_other_and_mints_no_series(client, api, s
 @pytest.mark.drill
 @pytest.mark.django_db(transaction=True)
 def test_the_delivery_lag_grows_while_a_receiver_is_down_and_falls_after(client, org, settings,
-                                                                         celery_worker_factory):  # noqa: F811
+                                                                         celery_worker_factory):
     settings.METRICS_TOKEN = TOKEN
     settings.WEBHOOK_ALLOW_LOCAL_URLS = True
     with Receiver() as probe:
         port = probe.port
     make_subscription(org, url=f"http://127.0.0.1:{port}/hook")  # nothing listens: refused
-    celery_worker_factory(concurrency=1, beat=True, env=FAST)
+    celery_worker_factory(concurrency=1, beat=True, env=DRILL_WORKER)
     for n in range(3):
         emit(org=org, type="call.ended", data={"n": n})
     first = value(scrape(client), "voiceagent_webhook_delivery_lag_seconds")
-    time.sleep(1.5)
-    second = scrape(client)
+
+    def grown() -> str:
+        text = scrape(client)
+        return text if value(text, "voiceagent_webhook_delivery_lag_seconds") > first else ""
+
+    second = wait_until(grown, 20, "a longer delivery lag")
     assert value(second, "voiceagent_webhook_delivery_lag_seconds") > first > 0
     assert value(second, "voiceagent_webhook_outbox_depth") == 3
     with Receiver(port=port) as receiver:

@@ -16,11 +16,10 @@ from django.db import transaction
 from calls.models import Call
 from contacts.models import Contact
 from tests.support.bulk_calls import insert_calls
-from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
 from tests.support.gunicorn import running_gunicorn
 from tests.support.pgbouncer import pgbouncer, pooled_env  # noqa: F401 - fixture
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery
 from webhooks.services import emit
 

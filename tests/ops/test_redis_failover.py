@@ -12,13 +12,12 @@ import requests
 from django.conf import settings
 
 from calls.models import Call
-from tests.calls.conftest import completion, iso
 from tests.factories import make_key
 from tests.support import celery_worker
-from tests.support.celery_worker import celery_worker_factory  # noqa: F401 - fixture
 from tests.support.cluster import SentinelGroup
 from tests.support.gunicorn import running_gunicorn
 from tests.support.receiver import Receiver
+from tests.support.runtime import completion, iso
 from tests.support.waiting import wait_until
 from webhooks.models import Event
 
@@ -31,11 +30,6 @@ FAST = {
     "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
     "WEBHOOK_LEASE_SECONDS": "5",
 }
-
-
-@pytest.fixture
-def allow_local(settings):
-    settings.WEBHOOK_ALLOW_LOCAL_URLS = True
 
 
 @pytest.fixture
@@ -55,7 +49,7 @@ class RuntimeOverHttp:
         self.statuses: list[int] = []
 
     def call(self, n: int) -> None:
-        from tests.calls.conftest import T0
+        from tests.support.runtime import T0
 
         call_id = f"failover-{n}"
         for path, body in ((f"{self.base}/calls", {"call_id": call_id, "started_at": iso(T0),
@@ -66,7 +60,7 @@ class RuntimeOverHttp:
 
 @pytest.mark.parametrize("kill", [False, True], ids=["sentinel-failover", "primary-killed"])
 def test_api_and_workers_follow_a_failover_without_losing_an_event_or_a_revocation(
-    org, admin, api, allow_local, celery_worker_factory, sentinel_group, tmp_path, kill  # noqa: F811
+    org, admin, api, allow_local, celery_worker_factory, sentinel_group, tmp_path, kill
 ):
     env = {**sentinel_group.env(), **FAST}
     key, plaintext = make_key(org, admin=admin)

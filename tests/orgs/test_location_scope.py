@@ -2,30 +2,17 @@
 at them, everything else answers like another organization's row."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from calls.models import Call
 from core.errors import Conflict, NotFound, ValidationFailed
 from knowledge.models import Fact
-from knowledge.services import fact_create, location_create, location_delete
+from knowledge.services import fact_create, location_delete
 from orgs.models import Location, Membership
 from orgs.tenancy import ScopeForbidden, get_for_org, scoped, whole_org
-from tests.calls.conftest import Runtime
 from tests.factories import MembershipFactory, make_key
-
-
-def _location(org, name):
-    return location_create(org=org, name=name, address="1 Main St", timezone="UTC", phone_number="+12125550100")
-
-
-@pytest.fixture
-def l1(org):
-    return _location(org, "L1")
-
-
-@pytest.fixture
-def l2(org):
-    return _location(org, "L2")
+from tests.support.clients import key_client
+from tests.support.locations import make_location
+from tests.support.runtime import Runtime
 
 
 @pytest.fixture
@@ -63,9 +50,7 @@ def test_a_location_less_fact_is_readable_but_not_writable_within_a_scope(org, l
 
 def test_a_scoped_key_is_shown_by_me(org, admin, l1, l2):
     key, plaintext = make_key(org, admin=admin, location_ids=[str(l2.id), str(l1.id)])
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    assert client.get("/v1/me").json()["data"]["location_ids"] == [str(l2.id), str(l1.id)]
+    assert key_client(plaintext).get("/v1/me").json()["data"]["location_ids"] == [str(l2.id), str(l1.id)]
 
 
 @pytest.mark.parametrize(("location_ids", "message"), [
@@ -80,7 +65,7 @@ def test_bad_location_ids_are_400_and_create_no_key(org, admin, location_ids, me
 
 
 def test_repeated_or_foreign_locations_are_400(org, other_org, admin, l1):
-    foreign = _location(other_org, "Elsewhere")
+    foreign = make_location(other_org, "Elsewhere")
     with pytest.raises(ValidationFailed) as raised:
         make_key(org, admin=admin, location_ids=[l1.id, l1.id])
     assert raised.value.details["fieldErrors"] == {"location_ids": ["Location ids must not repeat."]}

@@ -1,29 +1,16 @@
 """The operator commands (README, Operator commands): create_org, create_api_key, revoke_api_key."""
 
-from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import CommandError, call_command
-from rest_framework.test import APIClient
+from django.core.management import CommandError
 
 from orgs.models import ApiKey, Membership, Organization
 from orgs.verification import is_verified
 from tests.support.clients import PASSWORD
+from tests.support.commands import me, run
 
 User = get_user_model()
-
-
-def run(*args) -> list[str]:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue().strip().splitlines()
-
-
-def me(plaintext: str):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client.get("/v1/me")
 
 
 @pytest.mark.django_db

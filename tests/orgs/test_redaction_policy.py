@@ -7,8 +7,8 @@ from audit.models import AuditEvent
 from core.sensitive import DETECTOR_VERSION
 from knowledge.services import location_create
 from orgs.models import Organization
-from tests.api.test_matrix import snapshot
 from tests.factories import OrganizationFactory, make_key
+from tests.support.matrix import snapshot
 
 URL = "/v1/privacy/redaction"
 DEFAULTS = {"kinds": ["card_number", "government_id", "bank_account"], "keep_recordings_with_sensitive_data": False,

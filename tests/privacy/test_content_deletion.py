@@ -12,9 +12,9 @@ import pytest
 from audit.models import AuditEvent
 from calls.models import Call, Message, Order
 from tests.factories import make_key
+from tests.support.clients import key_client
+from tests.support.runtime import place_call
 from webhooks.models import Event
-
-from .conftest import client_for, place_call
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,7 @@ def test_a_late_recording_of_a_deleted_call_is_refused_quietly(api, runtime, par
 
 def test_refusals_change_nothing(org, admin, runtime, read_api, other_api, party_size, locations):
     call = place_call(runtime, location=locations[0])
-    elsewhere = client_for(make_key(org, scope="read_write", admin=admin, location_ids=[locations[1].pk])[1])
+    elsewhere = key_client(make_key(org, scope="read_write", admin=admin, location_ids=[locations[1].pk])[1])
     for client, status, body in (
         (read_api, 403, {"error": "insufficient_scope", "required": "write"}),
         (other_api, 404, {"error": "not_found"}),
@@ -140,7 +140,7 @@ def test_refusals_change_nothing(org, admin, runtime, read_api, other_api, party
             assert (response.status_code, response.json()) == (status, body)
     assert Call.objects.get(pk=call.pk).content_deleted_at is None
     assert not Event.objects.filter(type="call.content_deleted").exists()
-    here = client_for(make_key(org, scope="read_write", admin=admin, location_ids=[locations[0].pk])[1])
+    here = key_client(make_key(org, scope="read_write", admin=admin, location_ids=[locations[0].pk])[1])
     assert here.delete(f"/v1/calls/{call.pk}/content").status_code == 204
 
 

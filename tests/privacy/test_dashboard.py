@@ -10,8 +10,7 @@ from audit.models import AuditEvent
 from calls.models import Call
 from privacy.models import ErasureRequest, RetentionPolicy, Suppression
 from privacy.services import erasure_request_create
-
-from .conftest import place_call
+from tests.support.runtime import place_call
 
 pytestmark = pytest.mark.django_db
 

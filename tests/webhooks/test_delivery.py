@@ -7,7 +7,7 @@ from django.core import mail
 from django.utils import timezone
 
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.sender import claim, next_delay

@@ -14,19 +14,11 @@ from django.db import transaction
 from tests.support.celery_worker import RedisServer, use_broker
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import DRILL_WORKER, make_subscription
 from webhooks.models import Delivery
 from webhooks.services import emit
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("allow_local")]
-
-FAST = {
-    "WEBHOOK_ALLOW_LOCAL_URLS": "1",
-    "WEBHOOK_RETRY_SCHEDULE": "0.5,0.5,1,1,2,2,4,4,8",
-    "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
-    "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
-    "WEBHOOK_LEASE_SECONDS": "4",
-}
 
 
 def emit_many(org, count):
@@ -45,7 +37,6 @@ def broker_idle(url) -> bool:
     return client.llen("deliveries") == 0 and client.hlen("unacked") == 0
 
 
-
 def test_events_emitted_while_the_broker_is_down_are_delivered_once_it_is_back(org, celery_worker_factory):
     redis = RedisServer().start()
     try:
@@ -53,7 +44,7 @@ def test_events_emitted_while_the_broker_is_down_are_delivered_once_it_is_back(o
         broker = f"redis://127.0.0.1:{redis.port}/{2 + worker_number * 2}"  # what test_settings derives from REDIS_URL
         with Receiver() as receiver, use_broker(broker):
             make_subscription(org, url=receiver.url)
-            worker = celery_worker_factory(concurrency=2, beat=True, env={**FAST, "REDIS_URL": redis.url})
+            worker = celery_worker_factory(concurrency=2, beat=True, env={**DRILL_WORKER, "REDIS_URL": redis.url})
             before = emit_many(org, 5)
             receiver.wait_for(5)
             # Let the worker finish and ack what it holds: kombu 5.7 crashes the worker ("Unrecoverable error",
@@ -86,7 +77,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing(org, celery_worker_factory):
 
     with Receiver(delay=slow_first_time) as receiver:
         make_subscription(org, url=receiver.url)
-        worker = celery_worker_factory(concurrency=2, beat=True, env=FAST)
+        worker = celery_worker_factory(concurrency=2, beat=True, env=DRILL_WORKER)
         emitted = set(emit_many(org, 6))
         receiver.wait_for(2)  # two deliveries in flight, one per pool process
         worker.kill()
@@ -114,7 +105,7 @@ def test_a_worker_killed_in_the_middle_of_a_batch_loses_nothing(org, celery_work
     with Receiver(delay=slow_first_time) as receiver:
         make_subscription(org, url=receiver.url)
         # An in-flight limit above the batch, so all six are in flight at once (fair delivery allows 4 by default).
-        worker = celery_worker_factory(concurrency=1, beat=True, env={**FAST, "WEBHOOK_MAX_IN_FLIGHT": "8"})
+        worker = celery_worker_factory(concurrency=1, beat=True, env={**DRILL_WORKER, "WEBHOOK_MAX_IN_FLIGHT": "8"})
         with transaction.atomic():
             emitted = {emit(org=org, type="call.ended", data={"call_id": f"c-{n}"}).id for n in range(6)}
         receiver.wait_for(6)  # the whole batch in flight in one pool process
@@ -133,7 +124,7 @@ def test_a_receiver_down_for_several_retry_rounds_gets_everything_when_back(org,
         port = probe.port
     url = f"http://127.0.0.1:{port}/hook"  # nothing listens there now: connection refused
     make_subscription(org, url=url)
-    celery_worker_factory(concurrency=2, beat=True, env=FAST)
+    celery_worker_factory(concurrency=2, beat=True, env=DRILL_WORKER)
     emitted = set(emit_many(org, 8))
     wait_until(
         lambda: Delivery.objects.filter(attempt_count__gte=3).count() == len(emitted), 40,

@@ -3,7 +3,7 @@ import json
 import pytest
 from django.db import transaction
 
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.errors import UnknownEventType
 from webhooks.models import Delivery, Event
 from webhooks.services import emit

@@ -8,16 +8,9 @@ from standardwebhooks import Webhook
 from svix.webhooks import Webhook as SvixWebhook
 
 from tests.support.receiver import Receiver
+from tests.support.webhooks import FAST_WORKER
 from webhooks.models import Delivery, DeliveryAttempt
 from webhooks.services import emit
-
-FAST = {
-    "WEBHOOK_ALLOW_LOCAL_URLS": "1",
-    "WEBHOOK_RETRY_SCHEDULE": ",".join(["0.5"] * 9),
-    "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
-    "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
-    "WEBHOOK_LEASE_SECONDS": "5",
-}
 
 
 def verify(call, secret):
@@ -55,7 +48,7 @@ def test_deliveries_are_signed_retried_with_same_bytes_and_reach_only_enabled_su
         assert other_api.post("/v1/webhook-subscriptions", {"url": theirs.url, "events": ["call.ended"]},
                               format="json").status_code == 201
 
-        worker = celery_worker_factory(concurrency=2, beat=True, env=FAST)
+        worker = celery_worker_factory(concurrency=2, beat=True, env=FAST_WORKER)
         with transaction.atomic():
             first = emit(org=org, type="call.ended", data={"call_id": "c-1", "summary": "Ordered a pizza ünd more"})
         with transaction.atomic():

@@ -1,5 +1,5 @@
 """GET /v1/event-types: the nine types with complete JSON Schemas, the one source the test suite validates every
-emitted event against (tests/calls/event_schemas.py reads webhooks.catalog, which this endpoint serves)."""
+emitted event against (tests/support/events.py reads webhooks.catalog, which this endpoint serves)."""
 
 import jsonschema
 import pytest

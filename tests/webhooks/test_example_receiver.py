@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks import crypto
 from webhooks.models import Delivery
 from webhooks.services import emit

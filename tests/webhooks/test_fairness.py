@@ -13,7 +13,7 @@ from django.utils import timezone
 from tests.support.database import connect
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery, Subscription
 from webhooks.sender import _ARGUMENTS, _prepare_claims, claim, send_batch
 from webhooks.services import emit
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("allow_local")
 
 def due(org, sub, count, *, priority=0, ago=0.0):
     """`count` pending deliveries to `sub`, due `ago` seconds ago (their events written directly)."""
-    from tests.webhooks.helpers import make_event
+    from tests.support.webhooks import make_event
 
     at = timezone.now() - timedelta(seconds=ago)
     rows = [

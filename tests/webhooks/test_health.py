@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from core.errors import NotFound
 from tests.support.clients import logged_in
-from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
+from tests.support.webhooks import make_attempt, make_delivery, make_subscription
 from webhooks import selectors
 from webhooks.models import Subscription
 

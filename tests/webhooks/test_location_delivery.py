@@ -9,14 +9,12 @@ from django.utils import timezone
 
 from core.timefmt import iso_ms
 from orgs.models import Location
-from tests.calls.conftest import Runtime
 from tests.support.receiver import Receiver
+from tests.support.runtime import Runtime
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import FAST_WORKER, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
-
-from .test_end_to_end import FAST
 
 ALL_TYPES = ("call.ended", "contact.created", "call.callback_requested", "call.message_taken")
 
@@ -61,7 +59,7 @@ def test_a_location_subscription_receives_exactly_its_locations_events_and_an_or
     with Receiver() as scoped, Receiver() as whole:
         at_l1 = make_subscription(org, url=scoped.url, events=ALL_TYPES, location_ids=[l1.pk])
         everywhere = make_subscription(org, url=whole.url, events=ALL_TYPES)
-        worker = celery_worker_factory(concurrency=2, env=FAST)  # first: it empties the queue as it starts
+        worker = celery_worker_factory(concurrency=2, env=FAST_WORKER)  # first: it empties the queue as it starts
         runtime = Runtime(org)
         calls = [_call(runtime, l1), _call(runtime, l2), _call(runtime, l1), _call(runtime, None)]
         located = {call.location_id: set(Event.objects.filter(call_id=call.pk).values_list("id", flat=True))

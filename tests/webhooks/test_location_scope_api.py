@@ -3,49 +3,21 @@ bad input, what a key limited to locations may create and see, the event feed it
 subscription is limited to that cannot be deleted."""
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
 from core.errors import Conflict
-from knowledge.services import location_create, location_delete
+from knowledge.services import location_delete
 from orgs.models import Location
-from tests.calls.conftest import Runtime
-from tests.factories import make_key
-from tests.webhooks.helpers import make_subscription
+from tests.support.locations import limited_client, make_location
+from tests.support.queries import queries_per_page
+from tests.support.runtime import Runtime
+from tests.support.webhooks import make_subscription
 from webhooks.models import Event, Subscription
 from webhooks.services import emit
 
 pytestmark = pytest.mark.usefixtures("fake_dns")
 URL = "https://hooks.example.com/in"
 PATH = "/v1/webhook-subscriptions"
-
-
-def _location(org, name):
-    return location_create(org=org, name=name, address="1 Main St", timezone="UTC", phone_number="+12125550100")
-
-
-@pytest.fixture
-def l1(org):
-    return _location(org, "L1")
-
-
-@pytest.fixture
-def l2(org):
-    return _location(org, "L2")
-
-
-def _client_of(org, admin, location_ids, scope="read_write"):
-    _, plaintext = make_key(org, admin=admin, scope=scope, location_ids=location_ids)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client
-
-
-@pytest.fixture
-def l1_api(org, admin, l1):
-    return _client_of(org, admin, [l1.id])
 
 
 def validation(field_errors):
@@ -78,7 +50,7 @@ def test_location_ids_are_created_shown_changed_and_cleared(api, org, l1, l2):
 
 
 def test_bad_location_ids_are_400_naming_the_field_and_nothing_is_written(api, org, other_org, l1):
-    theirs = _location(other_org, "Theirs")
+    theirs = make_location(other_org, "Theirs")
     unknown = "6d1f4b52-6a43-4c1e-9d8e-2f3a1c0b7e11"
     cases = [
         ([], "Give a non-empty list of location ids, or null for every location."),
@@ -161,7 +133,7 @@ def test_a_scoped_keys_feed_shows_only_its_locations_events(org, admin, api, l1,
     l1_events = set(Event.objects.filter(location_id=l1.id).values_list("id", flat=True))
     assert len(l1_events) == 3 and Event.objects.count() == 7
 
-    l1_api = _client_of(org, admin, [l1.id], scope="read")
+    l1_api = limited_client(org, [l1.id], admin=admin, scope="read")
     assert {e["id"] for e in l1_api.get("/v1/events?limit=100").json()["data"]} == l1_events
     assert len(api.get("/v1/events?limit=100").json()["data"]) == 7
     assert {e["id"] for e in l1_api.get(f"/v1/calls/{calls['l1'].pk}/events").json()["data"]} == l1_events
@@ -213,18 +185,11 @@ def test_a_scoped_keys_change_reaches_the_organization_wide_subscriptions_too(or
 
 @pytest.mark.parametrize("path", [PATH, "/v1/events"])
 def test_a_scoped_list_of_subscriptions_or_events_is_a_constant_number_of_queries(org, admin, l1, l2, path):
-    l3 = _location(org, "L3")
+    l3 = make_location(org, "L3")
     for location in (l1, l3, l2):
         for n in range(2):
             make_subscription(org, location_ids=[location.id])
             emit(org=org, type="call.ended", data={"n": n}, location_id=location.id)
-    client = _client_of(org, admin, [l1.id, l3.id], scope="read")
-    client.get("/v1/me")  # the key's first use (its cached lookup, last used) is not the list's
-    counts, sizes = [], []
-    for limit in (1, 3):
-        with CaptureQueriesContext(connection) as queries:
-            response = client.get(path, {"limit": limit})
-        assert response.status_code == 200
-        counts.append(len(queries))
-        sizes.append(len(response.json()["data"]))
+    client = limited_client(org, [l1.id, l3.id], admin=admin, scope="read")  # its first use is behind it
+    counts, sizes = queries_per_page(client, path, (1, 3))
     assert sizes == [1, 3] and counts[0] == counts[1], (sizes, counts)

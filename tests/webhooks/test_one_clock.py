@@ -12,7 +12,7 @@ from django.db import transaction
 
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery, Subscription
 from webhooks.services import emit
 

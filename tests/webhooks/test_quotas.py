@@ -10,7 +10,7 @@ from django.utils import timezone
 from core.errors import Conflict
 from core.timefmt import iso_ms
 from tests.support.races import run_together
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks import services
 from webhooks.models import Delivery, ReplayRun, Subscription
 from webhooks.quotas import ReplayQuotaReached

@@ -14,8 +14,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.calls.conftest import Runtime
 from tests.support.receiver import Receiver
+from tests.support.runtime import Runtime
 from tests.webhooks.helpers import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.replay import subscription_replay

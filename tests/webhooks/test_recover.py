@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from tests.webhooks.helpers import make_delivery, make_subscription
+from tests.support.webhooks import make_delivery, make_subscription
 from webhooks import services
 from webhooks.models import Delivery
 from webhooks.tasks import publisher

@@ -9,13 +9,11 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from core.timefmt import iso_ms
-from tests.calls.conftest import Runtime
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import make_subscription
+from tests.support.runtime import Runtime
+from tests.support.webhooks import FAST_WORKER, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
-
-from .test_end_to_end import FAST
 
 
 def validation(field_errors):
@@ -142,7 +140,7 @@ def test_loss_drill_events_missed_while_disabled_arrive_after_a_replay(api, org,
         assert len(ended) == 3 and Event.objects.filter(organization=org, type="contact.created").exists()
         assert not Delivery.objects.filter(subscription_id=sub_id).exists()  # lost, before replay existed
 
-        celery_worker_factory(concurrency=1, beat=True, env=FAST)
+        celery_worker_factory(concurrency=1, beat=True, env=FAST_WORKER)
         assert api.patch(f"/v1/webhook-subscriptions/{sub_id}", {"enabled": True}, format="json").status_code == 200
         response = api.post(f"/v1/webhook-subscriptions/{sub_id}/replay", {"since": before}, format="json")
         assert (response.status_code, response.json()) == (202, {"data": {"queued": 3}})

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db import connection
 from django.utils import timezone
 
-from tests.webhooks.helpers import make_attempt, make_delivery, make_subscription
+from tests.support.webhooks import make_attempt, make_delivery, make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Event
 from webhooks.retention import _PURGE_SQL, delivery_log_purge
 from webhooks.services import emit

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks import ssrf
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.services import emit

@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core.timefmt import iso_ms
-from tests.webhooks.helpers import make_attempt, make_delivery, make_event, make_subscription
+from tests.support.webhooks import make_attempt, make_delivery, make_event, make_subscription
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
 from webhooks.selectors import _STATS_SQL, STATS_WINDOWS, TOP_ERRORS
 

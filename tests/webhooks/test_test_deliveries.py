@@ -9,7 +9,7 @@ import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks import conf
 from webhooks.catalog import envelope_schema
 from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription

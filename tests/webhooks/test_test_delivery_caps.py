@@ -23,7 +23,7 @@ from tests.support.gunicorn import running_gunicorn
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks import probe
 
 pytestmark = pytest.mark.usefixtures("allow_local")

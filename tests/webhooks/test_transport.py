@@ -409,7 +409,7 @@ def test_a_name_that_does_not_resolve_is_refused(fake_dns, allow_local):
 def test_a_receiver_that_hangs_gets_a_logged_timeout_and_a_scheduled_retry(serve, allow_local, short_budget, org,
                                                                           handle):
     """The end of the path for a slow receiver: the attempt is in the log, the delivery is due again later."""
-    from tests.webhooks.helpers import attempt_delivery, make_subscription
+    from tests.support.webhooks import attempt_delivery, make_subscription
     from webhooks.models import Delivery, DeliveryAttempt
     from webhooks.services import emit
 
@@ -430,7 +430,7 @@ def test_a_receiver_that_hangs_gets_a_logged_timeout_and_a_scheduled_retry(serve
 def test_a_reply_with_nul_bytes_is_logged_not_lost(serve, allow_local, org):
     """PostgreSQL text refuses NUL: a receiver answering with one must still get its attempt logged and the
     delivery recorded, or the attempt would be re-sent forever."""
-    from tests.webhooks.helpers import attempt_delivery, make_subscription
+    from tests.support.webhooks import attempt_delivery, make_subscription
     from webhooks.models import Delivery, DeliveryAttempt
     from webhooks.services import emit
 

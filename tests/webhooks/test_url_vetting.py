@@ -4,7 +4,7 @@ serializer checks shapes only, and every field's error is reported together."""
 import pytest
 from django.db import connection
 
-from tests.webhooks.helpers import make_subscription
+from tests.support.webhooks import make_subscription
 from webhooks import services
 from webhooks.api.serializers import SubscriptionCreateInput
 from webhooks.models import Subscription

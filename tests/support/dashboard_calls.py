@@ -1,14 +1,14 @@
-"""Builders and fixtures shared by the overview, calls and inbox page tests.
+"""Calls for the overview, calls and inbox page tests.
 
 `simulate` drives realistic calls through the real agent runtime API (devtools.simulation), exactly as
 `manage.py simulate_calls` does; `bulk_calls` writes many plain rows fast, for query-count tests.
 """
 
+import json
 import uuid
 from datetime import timedelta
 from io import StringIO
 
-import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,19 +18,8 @@ from calls.models import Call, CallbackRequest, Escalation, Message, Order
 from knowledge.models import EscalationRule
 
 
-@pytest.fixture
-def media_in_tmp(settings, tmp_path):
-    """Recordings go to a per-test directory, never to var/media."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp_path}},
-    }
-
-
 def simulate(org, scenario: str, count: int = 1, seed: int = 1) -> list[Call]:
     """Plays `count` calls of `scenario` through the runtime API; returns the calls, oldest first."""
-    import json
-
     out = StringIO()
     call_command("simulate_calls", "--org", str(org.id), "--scenario", scenario, "--count", str(count),
                  "--seed", str(seed), stdout=out)

@@ -5,7 +5,7 @@ import pytest
 from knowledge import services
 from knowledge.models import Fact, TeamMember
 from orgs.models import Location
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 NOT_FOUND = {"error": "not_found"}
 

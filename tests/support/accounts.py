@@ -1,4 +1,5 @@
-"""Helpers for the account flows: e-mailed set-password links (reset and invitation), and the session store."""
+"""Helpers for the account flows: e-mailed set-password, confirmation and invitation links, the sends that carry
+them, and the session store."""
 
 import json
 import re
@@ -6,6 +7,10 @@ from urllib.parse import urlsplit
 
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
+from django.core import mail
+
+from notifications.models import EmailNotification
+from notifications.sender import send_notification
 
 NEW_PASSWORD = "a-brand-new-passphrase-42"
 
@@ -59,8 +64,18 @@ def confirm_through(client, code: str, password: str | None = NEW_PASSWORD, foll
 def send_account_mail() -> list[str]:
     """Runs the e-mail worker's send for every pending account mail (password resets, lockout notices), as a
     worker would after the request's commit; returns the results."""
-    from notifications.models import EmailNotification
-    from notifications.sender import send_notification
-
     rows = EmailNotification.objects.filter(organization__isnull=True, status="pending").order_by("created_at")
     return [send_notification(pk) for pk in rows.values_list("pk", flat=True)]
+
+
+def deliver() -> list:
+    """Sends every pending outbox e-mail as the worker would; returns the messages sent."""
+    before = len(mail.outbox)
+    for row in EmailNotification.objects.filter(status="pending"):
+        send_notification(row.pk)
+    return mail.outbox[before:]
+
+
+def link_of(message) -> str:
+    """The path of the one invitation link in an e-mail."""
+    return re.search(r"https?://[^/\s]+(/invitations/[0-9a-f-]{36}/[0-9a-f]{64}/)", message.body).group(1)

@@ -5,7 +5,7 @@ import pytest
 from core.errors import Conflict, Forbidden
 from knowledge import selectors, services
 from orgs.models import Organization
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 
 def test_every_knowledge_write_bumps_the_version_and_changes_the_etag(org, admin):

@@ -1,18 +1,10 @@
 """Builders for the knowledge base, all through the real services (which also bump knowledge_version)."""
 
-import re
-
 import pytest
 
 from knowledge import services
-from orgs.models import Membership, Organization
+from orgs.models import Membership
 from tests.factories import UserFactory
-
-TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-
-
-def knowledge_version(org: Organization) -> int:
-    return Organization.objects.values_list("knowledge_version", flat=True).get(pk=org.pk)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 
 from core.timefmt import iso_ms
 from knowledge.models import TeamMember
-from tests.orgs.conftest import TIMESTAMP, knowledge_version
+from tests.support.knowledge import TIMESTAMP, knowledge_version
 
 
 def member_body(member: TeamMember) -> dict:

@@ -11,7 +11,7 @@ from core.validation import check_email, check_lengths, optional_text
 from knowledge import selectors, services
 from knowledge import selectors as call_selectors
 from orgs.models import Organization
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 
 def _runtime_knowledge(org, etag=None):

@@ -4,7 +4,7 @@ import pytest
 
 from core.timefmt import iso_ms
 from knowledge.models import Fact
-from tests.orgs.conftest import TIMESTAMP, knowledge_version
+from tests.support.knowledge import TIMESTAMP, knowledge_version
 
 
 def fact_body(fact: Fact) -> dict:

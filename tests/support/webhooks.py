@@ -1,4 +1,8 @@
-"""Builders of webhook rows for tests, and one attempt of one delivery through the worker's path."""
+"""Builders of webhook rows for tests, one attempt of one delivery through the worker's path, and a fake DNS for
+the one DNS edge (webhooks.ssrf.resolve_host)."""
+
+import ipaddress
+import socket
 
 from django.utils import timezone
 
@@ -50,3 +54,38 @@ def make_attempt(org, delivery, number, status_code, *, at=None):
     if at is not None:
         DeliveryAttempt.objects.filter(pk=attempt.pk).update(created_at=at)
     return attempt
+
+
+class FakeDNS:
+    """Names -> addresses. Unknown names do not resolve. Literal IPs resolve to themselves, as getaddrinfo does."""
+
+    def __init__(self):
+        self.answers = {"hooks.example.com": ["93.184.216.34"], "api.partner.io": ["151.101.1.69", "2606:4700::1"],
+                        "internal.example.com": ["10.0.0.5"]}
+
+    def __call__(self, host, port):
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        if host in self.answers:
+            return list(self.answers[host])
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+
+# Worker settings (its environment) for the tests that run a real worker: retries, sweeps, leases in seconds.
+FAST_WORKER = {
+    "WEBHOOK_ALLOW_LOCAL_URLS": "1",
+    "WEBHOOK_RETRY_SCHEDULE": ",".join(["0.5"] * 9),
+    "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
+    "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
+    "WEBHOOK_LEASE_SECONDS": "5",
+}
+# The drills' (a killed worker, a broker outage): a retry schedule that grows, a shorter lease.
+DRILL_WORKER = {
+    "WEBHOOK_ALLOW_LOCAL_URLS": "1",
+    "WEBHOOK_RETRY_SCHEDULE": "0.5,0.5,1,1,2,2,4,4,8",
+    "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
+    "WEBHOOK_REENQUEUE_AFTER_SECONDS": "2",
+    "WEBHOOK_LEASE_SECONDS": "4",
+}

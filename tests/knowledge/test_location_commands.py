@@ -2,26 +2,13 @@
 simulate_calls --location."""
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
-from rest_framework.test import APIClient
+from django.core.management import CommandError
 
 from calls.models import Call
 from orgs.models import ApiKey, Location
-
-
-def run(*args) -> list[str]:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue().strip().splitlines()
-
-
-def me(plaintext: str):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client.get("/v1/me").json()["data"]
+from tests.support.commands import me, run
 
 
 @pytest.mark.django_db
@@ -52,7 +39,7 @@ def test_create_api_key_with_locations_makes_a_scoped_key(org, admin):
     second = run("create_location", "--org", str(org.id), "--name", "L2")[-1]
     plaintext = run("create_api_key", "--org", str(org.id), "--created-by", admin.username, "--name", "POS",
                     "--scopes", "read", "--locations", f"{first},{second}")[-1]
-    assert me(plaintext)["location_ids"] == [first, second]
+    assert me(plaintext).json()["data"]["location_ids"] == [first, second]
 
 
 @pytest.mark.django_db

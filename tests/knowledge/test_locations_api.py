@@ -7,7 +7,7 @@ from core.timefmt import iso_ms
 from knowledge import services
 from knowledge.models import Fact
 from orgs.models import Location
-from tests.orgs.conftest import knowledge_version
+from tests.support.knowledge import knowledge_version
 
 
 def location_body(location: Location) -> dict:

@@ -1,7 +1,7 @@
 """Test e-mail backends that fail at the true edge: the backend's send raises what smtplib raises when the
 server drops the connection, for the first N sends, then behaves like the backend it extends.
 
-N comes from settings (`TEST_EMAIL_FAIL_FIRST`, set from the environment by worker_settings.py for a worker
+N comes from settings (`TEST_EMAIL_FAIL_FIRST`, set from the environment by mail_worker_settings.py for a worker
 process). The count of sends tried is kept in a file under EMAIL_FILE_PATH for the file backend, so every
 process of a prefork worker shares it; the locmem variant (one process) counts in memory.
 """
