@@ -5,7 +5,8 @@ HTTP server) on PostgreSQL:
 2. The calls rollup's own costs: seeding the calls through its triggers (bulk statements of 50,000 calls), one
    runtime-like single-call write with and without the triggers, and the rebuild a time zone change runs.
 The org ("Analytics Bench Org", Los Angeles time, 4 locations) and another org of 100,000 calls on the same days live
-in a `voiceagent_bench_analytics` database on DATABASE_URL's server; the seeded calls are kept between runs.
+in a `voiceagent_bench_analytics` database (BENCH_ANALYTICS_DATABASE) on DATABASE_URL's server; the seeded calls are
+kept between runs.
 """
 
 import os
@@ -22,6 +23,7 @@ OTHER_CALLS = 100_000
 CHUNK = 50_000
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 100))
 ORG = "Analytics Bench Org"
+DATABASE = os.environ.get("BENCH_ANALYTICS_DATABASE", "voiceagent_bench_analytics")
 
 # Calls spread evenly over the last 365 days (a multiplicative hash of their number), with every figure the analytics
 # count varying: location, outcome, classification, disposition, duration, score and unanswered questions.
@@ -30,7 +32,7 @@ SEED_SQL = """
 INSERT INTO calls_call (id, organization_id, created_at, updated_at, runtime_call_id, status, started_at, ended_at,
                         duration_seconds, direction, from_number, disposition, classification, scorable, score,
                         summary, outcome, outcome_tags, trail, transcript, quality_checks, location_id, facts_used,
-                        unanswered_questions, fields)
+                        unanswered_questions, fields, redaction)
 SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'completed', s.at,
        s.at + make_interval(secs => 30 + g %% 600), 30 + g %% 600, 'inbound',
        '+1415555' || lpad((g %% 10000)::text, 4, '0'),
@@ -39,7 +41,8 @@ SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'co
        g %% 5 < 3, CASE WHEN g %% 5 < 3 THEN g %% 101 END, 'Bench call',
        (ARRAY['order', 'booking', 'question', 'message', 'hours', ''])[1 + g %% 6], '[]', '[]', '[]', '[]',
        (%(locations)s::uuid[])[1 + g %% cardinality(%(locations)s::uuid[])], '[]',
-       CASE WHEN g %% 7 = 0 THEN '["Do you deliver?"]'::jsonb ELSE '[]'::jsonb END, '{}'
+       CASE WHEN g %% 7 = 0 THEN '["Do you deliver?"]'::jsonb ELSE '[]'::jsonb END, '{}',
+       '{"detector_version": null, "counts": {}, "recording_withheld": false}'
   FROM generate_series(1, %(count)s) AS g,
        LATERAL (SELECT now() - make_interval(secs => ((%(offset)s + g) * 2654435761::bigint %% (365 * 86400))::float8)
                AS at) s
@@ -49,9 +52,9 @@ SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'co
 def _database_url() -> str:
     server = urlsplit(os.environ["DATABASE_URL"])
     with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench_analytics'").fetchone():
-            conn.execute("CREATE DATABASE voiceagent_bench_analytics")
-    return urlunsplit(server._replace(path="/voiceagent_bench_analytics"))
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+    return urlunsplit(server._replace(path=f"/{DATABASE}"))
 
 
 def _seed_calls(org, locations: list, count: int) -> None:
