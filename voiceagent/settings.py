@@ -385,6 +385,7 @@ CELERY_TASK_ROUTES = {
     "webhooks.purge_delivery_log": {"queue": "maintenance"},
     "notifications.sweep": {"queue": "maintenance"},
     "calls.abandon_stale_calls": {"queue": "maintenance"},
+    "calls.fold_rollup": {"queue": "maintenance"},
     "orgs.purge_idempotency_keys": {"queue": "maintenance"},
     "audit.*": {"queue": "maintenance"},
     "privacy.*": {"queue": "maintenance"},
@@ -434,6 +435,10 @@ _periodic("webhooks-purge-delivery-log", "webhooks.purge_delivery_log", DAY, tim
 # A call the runtime started but never completed is closed as "abandoned" after this long (calls/tasks.py).
 CALL_COMPLETION_TIMEOUT_MINUTES = env.int("CALL_COMPLETION_TIMEOUT_MINUTES", default=120)
 _periodic("calls-abandon-stale", "calls.abandon_stale_calls", 60, time_limit=60)
+# Every call write appends its analytics figures to a delta table (calls 0018); this often they are folded into the
+# rollup's rows. Reads add up the deltas not folded yet, so this bounds what a read adds, not whether it is exact.
+ROLLUP_FOLD_INTERVAL_SECONDS = env.float("ROLLUP_FOLD_INTERVAL_SECONDS", default=5)
+_periodic("calls-fold-rollup", "calls.fold_rollup", ROLLUP_FOLD_INTERVAL_SECONDS, time_limit=60)
 _periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
