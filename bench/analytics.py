@@ -4,6 +4,9 @@ HTTP server) on PostgreSQL:
    location's days: p50 and p99 of 100 rounds each; goal p50 < 50 ms.
 2. The calls rollup's own costs: seeding the calls through its triggers (bulk statements of 50,000 calls), one
    runtime-like single-call write with and without the triggers, and the rebuild a time zone change runs.
+3. Many nodes writing the org: 16 connections completing its calls at once against one (p50, p99, and the share of the
+   writers' active time spent waiting on a lock); goal: 16 writers' p99 within 2x of one writer's, the triggers' cost
+   per call < 2 ms. Then a read with the deltas those writes left, and the fold that moves them into the rollup.
 The org ("Analytics Bench Org", Los Angeles time, 4 locations) and another org of 100,000 calls on the same days live
 in a `voiceagent_bench_analytics` database (BENCH_ANALYTICS_DATABASE) on DATABASE_URL's server; the seeded calls are
 kept between runs.
@@ -58,7 +61,8 @@ SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'co
 # transaction is the call's UPDATE and its event's INSERT. Paced, not as fast
 # as possible: on a shared machine of 2 cores, 16 writers flat out would measure the CPU queue, not the row locks.
 WRITERS = 16
-COMPLETIONS = int(os.environ.get("BENCH_ANALYTICS_COMPLETIONS", 100))  # per writer
+COMPLETIONS = int(os.environ.get("BENCH_ANALYTICS_COMPLETIONS", 100))  # per round: one writer's (16 write a third)
+WRITER_ROUNDS = 3
 PACE_SECONDS = 0.1
 WRITER_APP = "bench.analytics writer"
 START_SQL = """
@@ -153,8 +157,9 @@ def _load() -> str:
 
 def _completions(url: str, org_id, locations: list, writers: int, each: int) -> dict:
     """`writers` connections completing the org's calls at once (WRITERS above): the completions' latencies, and what
-    the writers' backends were doing while they ran (pg_stat_activity sampled every few ms: `Lock` is a wait on
-    another transaction's row, the rollup's hot row among them)."""
+    the writers' backends were doing while they ran (pg_stat_activity sampled every few ms, as `type:event`:
+    `Lock:transactionid` is a wait for another transaction to commit, as on the rollup's hot row; `IO:WALSync` and
+    `LWLock:WALWrite` are a commit's flush and the wait for another's)."""
     run = uuid.uuid4().hex[:8]
     latencies: list[float] = []
     waits: dict[str, int] = {}
@@ -184,7 +189,8 @@ def _completions(url: str, org_id, locations: list, writers: int, each: int) -> 
         with psycopg.connect(url, autocommit=True) as conn:
             ready.wait()
             while not done.is_set():
-                for (kind,) in conn.execute("SELECT coalesce(wait_event_type, 'CPU') FROM pg_stat_activity "
+                for (kind,) in conn.execute("SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') "
+                                            "FROM pg_stat_activity "
                                             "WHERE application_name = %s AND state = 'active'", [WRITER_APP]):
                     waits[kind] = waits.get(kind, 0) + 1
                 time.sleep(0.005)
@@ -205,8 +211,19 @@ def _completions(url: str, org_id, locations: list, writers: int, each: int) -> 
                      "WHERE organization_id = %s AND runtime_call_id LIKE %s)", [org_id, f"bench-w-{run}-%"])
         conn.execute("DELETE FROM calls_call WHERE organization_id = %s AND runtime_call_id LIKE %s",
                      [org_id, f"bench-w-{run}-%"])
+    return {"latencies": latencies, "seconds": seconds, "waits": waits}
+
+
+def _pooled(runs: list[dict]) -> dict:
+    """The rounds' completions as one sample, and the share of the writers' sampled active time in each wait."""
+    waits: dict[str, int] = {}
+    for run in runs:
+        for kind, count in run["waits"].items():
+            waits[kind] = waits.get(kind, 0) + count
     sampled = sum(waits.values()) or 1
-    return {"latencies": latencies, "seconds": seconds, "lock_share": waits.get("Lock", 0) / sampled,
+    return {"latencies": [took for run in runs for took in run["latencies"]],
+            "seconds": sum(run["seconds"] for run in runs),
+            "lock_share": sum(count for kind, count in waits.items() if kind.startswith("Lock:")) / sampled,
             "waits": {kind: count / sampled for kind, count in sorted(waits.items(), key=lambda item: -item[1])}}
 
 
@@ -226,10 +243,12 @@ def main():
     from rest_framework.test import APIClient
 
     from calls.analytics import local_today
-    from calls.models import CallRollup
+    from calls.models import CallRollup, CallRollupDelta
+    from calls.services.rollup import rollup_fold
 
     call_command("migrate", verbosity=0)
     org, other, locations, plaintext = _seed()
+    rollup_fold()  # the reads below are the steady state's: what an earlier run left is folded, as beat would
     client = APIClient(SERVER_NAME="127.0.0.1")
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     until = local_today(org)
@@ -282,16 +301,35 @@ def main():
     print(f"one call's insert + completion update: p50 {off:.2f} ms without the triggers, {on:.2f} ms with them: "
           f"{on - off:.2f} ms per call ({_load()})")
 
+    # One writer, then 16, in alternating rounds: this machine's speed drifts within minutes, and a figure taken in
+    # one stretch would compare two different machines.
     url = os.environ["DATABASE_URL"]
     ids = [str(pk) for pk in locations]
-    alone = _completions(url, org.pk, ids, 1, COMPLETIONS * 3)
-    together = _completions(url, org.pk, ids, WRITERS, COMPLETIONS)
+    runs = {1: [], WRITERS: []}
+    for _ in range(WRITER_ROUNDS):
+        for writers in runs:
+            runs[writers].append(_completions(url, org.pk, ids, writers, COMPLETIONS // (1 if writers == 1 else 3)))
+    alone, together = (_pooled(runs[1]), _pooled(runs[WRITERS]))
     for label, run in ((f"{1:2} writer ", alone), (f"{WRITERS:2} writers", together)):
         print(f"completions of one org, {label}: {len(run['latencies']):5} in {run['seconds']:4.1f} s   "
               f"p50 {_ms(run['latencies'], 0.5):6.2f} ms   p99 {_ms(run['latencies'], 0.99):6.2f} ms   "
               f"waiting on a lock {run['lock_share']:4.0%} of the writers' active time "
-              f"({', '.join(f'{kind} {share:.0%}' for kind, share in run['waits'].items())}) ({_load()})", flush=True)
+              f"({', '.join(f'{kind} {share:.0%}' for kind, share in list(run['waits'].items())[:4])}) ({_load()})",
+              flush=True)
     ratio = _ms(together["latencies"], 0.99) / _ms(alone["latencies"], 0.99)
+
+    # What the rounds above appended (and their clean-up subtracted), read before the fold and then folded.
+    pending = CallRollupDelta.objects.count()
+    samples = []
+    for _ in range(ROUNDS // 4):
+        begin = time.perf_counter()
+        client.get("/v1/analytics/calls", {**year, "group_by": "day"})
+        samples.append(time.perf_counter() - begin)
+    begin = time.perf_counter()
+    moved = rollup_fold()
+    folding = time.perf_counter() - begin
+    print(f"group_by=day with {pending:,} deltas not folded yet: p50 {_ms(samples, 0.5):.2f} ms; "
+          f"the fold of {moved:,} deltas: {folding * 1000:.0f} ms ({_load()})")
 
     with transaction.atomic():
         begin = time.perf_counter()
