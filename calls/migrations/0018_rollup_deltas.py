@@ -37,10 +37,10 @@ def _any_moved(metrics: list[str]) -> str:
     return " OR ".join(f"sum(d.{m}) <> 0" for m in metrics)
 
 
-def _apply(delta: str) -> str:
-    """Appends the rows of `delta` (a call's key and METRICS each), summed per key in the org's zone, to the deltas,
-    under the shared lock. A key whose figures cancel out (a change that moves nothing) appends nothing."""
-    return _lock(delta) + f"""
+def _append(delta: str) -> str:
+    """Appends the rows of `delta` (a call's key and METRICS each), summed per key in the org's zone, to the deltas.
+    A key whose figures cancel out (a change that moves nothing) appends nothing. The org's shared lock is held."""
+    return f"""
     INSERT INTO calls_callrollupdelta ({_KEY}, {", ".join(METRICS)})
     SELECT d.organization_id, (d.started_at AT TIME ZONE z.time_zone)::date, d.location_id, d.outcome,
            {", ".join(f"sum(d.{m})" for m in METRICS)}
@@ -48,7 +48,12 @@ def _apply(delta: str) -> str:
      GROUP BY 1, 2, 3, 4 HAVING {_any_moved(METRICS)};"""
 
 
-def _apply_fields(delta: str) -> str:
+def _apply(delta: str) -> str:
+    """`_append` under the shared lock of every org in `delta`: bookings' and orders' triggers."""
+    return _lock(delta) + _append(delta)
+
+
+def _append_fields(delta: str) -> str:
     """Appends the rows of `delta` (a key, a field name, value_sum and value_count) to the field deltas."""
     return f"""
     INSERT INTO calls_callfieldrollupdelta ({_FIELD_KEY}, value_sum, value_count)
@@ -60,35 +65,51 @@ def _apply_fields(delta: str) -> str:
 
 _CHANGED = f"({m0017._CHANGED})"
 _OLD = "old_rows o JOIN new_rows n ON n.id = o.id"
-_NEW = "new_rows n JOIN old_rows o ON o.id = n.id"
 _call, _field, _numbers, _IS_NUMBER = (m0014._call_contribution, m0014._field_contribution, m0014._number_fields,
                                        m0014._IS_NUMBER)
 
-# calls 0017's function (0014's shape: nothing counted changed, nothing done), appending instead of upserting.
+
+def _lock_orgs(rows: str) -> str:
+    return f"""
+    PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, hashtext(s.organization_id::text))
+       FROM ({rows} ORDER BY 1) s;"""
+
+
+# calls 0017's function (0014's shape: nothing counted changed, nothing done), appending instead of upserting, and
+# doing less: the orgs are locked from the rows themselves (not from their figures, computed once more for it), and an
+# update compares what it counts once per row (`moved`: 0017 compared it in each of four statements).
 ON_CALL = f"""
 CREATE OR REPLACE FUNCTION calls_rollup_on_call() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    moved uuid[];
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        {_apply(f"{_call('n', '1')} FROM new_rows n")}
+        {_lock_orgs("SELECT DISTINCT organization_id FROM new_rows")}
+        {_append(f"{_call('n', '1')} FROM new_rows n")}
         IF EXISTS (SELECT 1 FROM new_rows n WHERE n.fields <> '{{}}'::jsonb) THEN
-            {_apply_fields(f"{_field('n', '1')} FROM new_rows n {_numbers('n')} WHERE {_IS_NUMBER}")}
+            {_append_fields(f"{_field('n', '1')} FROM new_rows n {_numbers('n')} WHERE {_IS_NUMBER}")}
         END IF;
     ELSIF TG_OP = 'DELETE' THEN
-        {_apply(f"{_call('o', '-1')} FROM old_rows o")}
+        {_lock_orgs("SELECT DISTINCT organization_id FROM old_rows")}
+        {_append(f"{_call('o', '-1')} FROM old_rows o")}
         IF EXISTS (SELECT 1 FROM old_rows o WHERE o.fields <> '{{}}'::jsonb) THEN
-            {_apply_fields(f"{_field('o', '-1')} FROM old_rows o {_numbers('o')} WHERE {_IS_NUMBER}")}
+            {_append_fields(f"{_field('o', '-1')} FROM old_rows o {_numbers('o')} WHERE {_IS_NUMBER}")}
         END IF;
     ELSE
-        IF NOT EXISTS (SELECT 1 FROM {_OLD} WHERE {_CHANGED}) THEN
+        SELECT array_agg(o.id) INTO moved FROM {_OLD} WHERE {_CHANGED};
+        IF moved IS NULL THEN
             RETURN NULL;
         END IF;
-        {_apply(f"{_call('o', '-1')} FROM {_OLD} WHERE {_CHANGED}"
-                f" UNION ALL {_call('n', '1')} FROM {_NEW} WHERE {_CHANGED}")}
-        IF EXISTS (SELECT 1 FROM {_OLD} WHERE {_CHANGED} AND (o.fields <> '{{}}'::jsonb OR n.fields <> '{{}}'::jsonb))
-        THEN
-            {_apply_fields(f"{_field('o', '-1')} FROM {_OLD} {_numbers('o')} WHERE {_CHANGED} AND {_IS_NUMBER}"
-                           f" UNION ALL {_field('n', '1')} FROM {_NEW} {_numbers('n')}"
-                           f" WHERE {_CHANGED} AND {_IS_NUMBER}")}
+        {_lock_orgs("SELECT organization_id FROM old_rows WHERE id = ANY(moved) "
+                    "UNION SELECT organization_id FROM new_rows WHERE id = ANY(moved)")}
+        {_append(f"{_call('o', '-1')} FROM old_rows o WHERE o.id = ANY(moved)"
+                 f" UNION ALL {_call('n', '1')} FROM new_rows n WHERE n.id = ANY(moved)")}
+        IF EXISTS (SELECT 1 FROM {_OLD}
+                    WHERE o.id = ANY(moved) AND (o.fields <> '{{}}'::jsonb OR n.fields <> '{{}}'::jsonb)) THEN
+            {_append_fields(f"{_field('o', '-1')} FROM old_rows o {_numbers('o')}"
+                            f" WHERE o.id = ANY(moved) AND {_IS_NUMBER}"
+                            f" UNION ALL {_field('n', '1')} FROM new_rows n {_numbers('n')}"
+                            f" WHERE n.id = ANY(moved) AND {_IS_NUMBER}")}
         END IF;
     END IF;
     RETURN NULL;
@@ -99,15 +120,16 @@ END $$;
 def _linked_function(name: str, metric: str, apply) -> str:
     """calls 0012's booking or order function (+-1 on the key of the call it belongs to) with `apply`."""
     delta = m0012._linked_delta
+    now = "(SELECT n.call_id FROM new_rows n WHERE n.id = x.id)"
+    was = "(SELECT p.call_id FROM old_rows p WHERE p.id = x.id)"
     return f"""
 CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN {apply(delta("new_rows", "1", metric, "x.call_id IS NOT NULL"))}
     ELSIF TG_OP = 'DELETE' THEN {apply(delta("old_rows", "-1", metric, "x.call_id IS NOT NULL"))}
-    ELSE {apply(f'''{delta("old_rows", "-1", metric,
-                           "x.call_id IS NOT NULL AND x.call_id IS DISTINCT FROM (SELECT n.call_id FROM new_rows n WHERE n.id = x.id)")}
-                UNION ALL {delta("new_rows", "1", metric,
-                           "x.call_id IS NOT NULL AND x.call_id IS DISTINCT FROM (SELECT p.call_id FROM old_rows p WHERE p.id = x.id)")}''')}
+    ELSE {apply(delta("old_rows", "-1", metric, f"x.call_id IS NOT NULL AND x.call_id IS DISTINCT FROM {now}")
+                + " UNION ALL "
+                + delta("new_rows", "1", metric, f"x.call_id IS NOT NULL AND x.call_id IS DISTINCT FROM {was}"))}
     END IF;
     RETURN NULL;
 END $$;
