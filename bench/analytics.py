@@ -4,13 +4,20 @@ HTTP server) on PostgreSQL:
    location's days: p50 and p99 of 100 rounds each; goal p50 < 50 ms.
 2. The calls rollup's own costs: seeding the calls through its triggers (bulk statements of 50,000 calls), one
    runtime-like single-call write with and without the triggers, and the rebuild a time zone change runs.
+3. Many nodes writing the org: 16 connections completing its calls at once against one (p50, p99, and the share of the
+   writers' active time spent waiting on a lock); goal: 16 writers' p99 within 2x of one writer's, the triggers' cost
+   per call < 2 ms. Then a read with the deltas those writes left, and the fold that moves them into the rollup.
 The org ("Analytics Bench Org", Los Angeles time, 4 locations) and another org of 100,000 calls on the same days live
-in a `voiceagent_bench_analytics` database on DATABASE_URL's server; the seeded calls are kept between runs.
+in a `voiceagent_bench_analytics` database (BENCH_ANALYTICS_DATABASE) on DATABASE_URL's server; the seeded calls are
+kept between runs.
 """
 
 import os
+import random
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,6 +29,7 @@ OTHER_CALLS = 100_000
 CHUNK = 50_000
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 100))
 ORG = "Analytics Bench Org"
+DATABASE = os.environ.get("BENCH_ANALYTICS_DATABASE", "voiceagent_bench_analytics")
 
 # Calls spread evenly over the last 365 days (a multiplicative hash of their number), with every figure the analytics
 # count varying: location, outcome, classification, disposition, duration, score and unanswered questions.
@@ -30,7 +38,7 @@ SEED_SQL = """
 INSERT INTO calls_call (id, organization_id, created_at, updated_at, runtime_call_id, status, started_at, ended_at,
                         duration_seconds, direction, from_number, disposition, classification, scorable, score,
                         summary, outcome, outcome_tags, trail, transcript, quality_checks, location_id, facts_used,
-                        unanswered_questions, fields)
+                        unanswered_questions, fields, redaction)
 SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'completed', s.at,
        s.at + make_interval(secs => 30 + g %% 600), 30 + g %% 600, 'inbound',
        '+1415555' || lpad((g %% 10000)::text, 4, '0'),
@@ -39,19 +47,55 @@ SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'co
        g %% 5 < 3, CASE WHEN g %% 5 < 3 THEN g %% 101 END, 'Bench call',
        (ARRAY['order', 'booking', 'question', 'message', 'hours', ''])[1 + g %% 6], '[]', '[]', '[]', '[]',
        (%(locations)s::uuid[])[1 + g %% cardinality(%(locations)s::uuid[])], '[]',
-       CASE WHEN g %% 7 = 0 THEN '["Do you deliver?"]'::jsonb ELSE '[]'::jsonb END, '{}'
+       CASE WHEN g %% 7 = 0 THEN '["Do you deliver?"]'::jsonb ELSE '[]'::jsonb END, '{}',
+       '{"detector_version": null, "counts": {}, "recording_withheld": false}'
   FROM generate_series(1, %(count)s) AS g,
        LATERAL (SELECT now() - make_interval(secs => ((%(offset)s + g) * 2654435761::bigint %% (365 * 86400))::float8)
                AS at) s
 """
 
 
+# Many nodes completing one organization's calls at once (3.): WRITERS connections, each starting a call (the runtime's
+# INSERT, committed) and completing it (the UPDATE of its completion, committed) every PACE_SECONDS on average, at a
+# location drawn at random, so every writer's completion lands on today's keys of the organization. A completion's
+# transaction is the call's UPDATE and its event's INSERT. Paced, not as fast
+# as possible: on a shared machine of 2 cores, 16 writers flat out would measure the CPU queue, not the row locks.
+WRITERS = 16
+COMPLETIONS = int(os.environ.get("BENCH_ANALYTICS_COMPLETIONS", 100))  # per round: one writer's (16 write a third)
+WRITER_ROUNDS = 3
+PACE_SECONDS = 0.1
+WRITER_APP = "bench.analytics writer"
+START_SQL = """
+INSERT INTO calls_call (id, organization_id, created_at, updated_at, runtime_call_id, status, started_at, direction,
+                        from_number, scorable, outcome_tags, trail, transcript, quality_checks, facts_used,
+                        unanswered_questions, fields, redaction, location_id)
+VALUES (gen_random_uuid(), %(org)s, now(), now(), %(runtime_call_id)s, 'in_progress', now(), 'inbound', '+14155550100',
+        false, '[]', '[]', '[]', '[]', '[]', '[]', '{}',
+        '{"detector_version": null, "counts": {}, "recording_withheld": false}', %(location)s)
+RETURNING id
+"""
+COMPLETE_SQL = """
+UPDATE calls_call SET status = 'completed', updated_at = now(), ended_at = now(), duration_seconds = %(duration)s,
+       disposition = 'completed', classification = 'real_engagement', scorable = true, score = %(score)s,
+       summary = 'Bench call', outcome = %(outcome)s
+ WHERE id = %(id)s
+"""
+# The completion's `call.ended` event, written in its transaction as webhooks.services.emit writes it (the org has no
+# subscriptions, so no delivery rows): what the transaction does after the call's UPDATE, holding what it locked.
+EVENT_SQL = """
+INSERT INTO webhooks_event (id, type, api_version, created_at, payload, organization_id, call_id, location_id)
+VALUES ('evt_' || replace(gen_random_uuid()::text, '-', ''), 'call.ended', '1', now(), %(payload)s, %(org)s, %(id)s,
+        %(location)s)
+"""
+PAYLOAD = b'{"type": "call.ended", "data": {' + b'"summary": "' + b"x" * 900 + b'"}}'
+
+
 def _database_url() -> str:
     server = urlsplit(os.environ["DATABASE_URL"])
     with psycopg.connect(urlunsplit(server._replace(path="/postgres")), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'voiceagent_bench_analytics'").fetchone():
-            conn.execute("CREATE DATABASE voiceagent_bench_analytics")
-    return urlunsplit(server._replace(path="/voiceagent_bench_analytics"))
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+    return urlunsplit(server._replace(path=f"/{DATABASE}"))
 
 
 def _seed_calls(org, locations: list, count: int) -> None:
@@ -107,6 +151,82 @@ def _ms(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+def _load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def _completions(url: str, org_id, locations: list, writers: int, each: int) -> dict:
+    """`writers` connections completing the org's calls at once (WRITERS above): the completions' latencies, and what
+    the writers' backends were doing while they ran (pg_stat_activity sampled every few ms, as `type:event`:
+    `Lock:transactionid` is a wait for another transaction to commit, as on the rollup's hot row; `IO:WALSync` and
+    `LWLock:WALWrite` are a commit's flush and the wait for another's)."""
+    run = uuid.uuid4().hex[:8]
+    latencies: list[float] = []
+    waits: dict[str, int] = {}
+    ready = threading.Barrier(writers + 2)  # the writers, the sampler and this thread
+    done = threading.Event()
+
+    def writer(number: int) -> None:
+        rng = random.Random(number)
+        with psycopg.connect(url, autocommit=True, application_name=WRITER_APP) as conn:
+            ready.wait()
+            for n in range(each):
+                with conn.transaction():
+                    location = rng.choice(locations)
+                    [call_id] = conn.execute(START_SQL, {"org": org_id, "location": location,
+                                                         "runtime_call_id": f"bench-w-{run}-{number}-{n}"}).fetchone()
+                time.sleep(rng.uniform(0, PACE_SECONDS))
+                begin = time.perf_counter()
+                with conn.transaction():
+                    conn.execute(COMPLETE_SQL, {"id": call_id, "duration": rng.randrange(30, 600),
+                                                "score": rng.randrange(101),
+                                                "outcome": rng.choice(["order", "booking", "question", "message"])})
+                    conn.execute(EVENT_SQL, {"id": call_id, "org": org_id, "location": location, "payload": PAYLOAD})
+                latencies.append(time.perf_counter() - begin)
+                time.sleep(rng.uniform(0, PACE_SECONDS))
+
+    def sampler() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            ready.wait()
+            while not done.is_set():
+                for (kind,) in conn.execute("SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') "
+                                            "FROM pg_stat_activity "
+                                            "WHERE application_name = %s AND state = 'active'", [WRITER_APP]):
+                    waits[kind] = waits.get(kind, 0) + 1
+                time.sleep(0.005)
+
+    threads = [threading.Thread(target=writer, args=(number,)) for number in range(writers)]
+    watcher = threading.Thread(target=sampler)
+    for thread in [*threads, watcher]:
+        thread.start()
+    ready.wait()
+    begin = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - begin
+    done.set()
+    watcher.join()
+    with psycopg.connect(url) as conn:  # the calls and events go, and their figures with them
+        conn.execute("DELETE FROM webhooks_event WHERE call_id IN (SELECT id FROM calls_call "
+                     "WHERE organization_id = %s AND runtime_call_id LIKE %s)", [org_id, f"bench-w-{run}-%"])
+        conn.execute("DELETE FROM calls_call WHERE organization_id = %s AND runtime_call_id LIKE %s",
+                     [org_id, f"bench-w-{run}-%"])
+    return {"latencies": latencies, "seconds": seconds, "waits": waits}
+
+
+def _pooled(runs: list[dict]) -> dict:
+    """The rounds' completions as one sample, and the share of the writers' sampled active time in each wait."""
+    waits: dict[str, int] = {}
+    for run in runs:
+        for kind, count in run["waits"].items():
+            waits[kind] = waits.get(kind, 0) + count
+    sampled = sum(waits.values()) or 1
+    return {"latencies": [took for run in runs for took in run["latencies"]],
+            "seconds": sum(run["seconds"] for run in runs),
+            "lock_share": sum(count for kind, count in waits.items() if kind.startswith("Lock:")) / sampled,
+            "waits": {kind: count / sampled for kind, count in sorted(waits.items(), key=lambda item: -item[1])}}
+
+
 def main():
     os.environ["DATABASE_URL"] = _database_url()
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
@@ -123,10 +243,17 @@ def main():
     from rest_framework.test import APIClient
 
     from calls.analytics import local_today
-    from calls.models import CallRollup
+    from calls.models import CallRollup, CallRollupDelta
+    from calls.services.rollup import rollup_fold
 
     call_command("migrate", verbosity=0)
     org, other, locations, plaintext = _seed()
+    rollup_fold()  # the reads below are the steady state's: what an earlier run left is folded, as beat would
+    with connection.cursor() as cursor:
+        # And vacuumed, as autovacuum would have since (it is off on this machine's server): the seeding's and earlier
+        # runs' dead row versions would otherwise slow every read of the rollup below (they did, by up to 2x).
+        cursor.execute("VACUUM (ANALYZE) calls_callrollupfolded, calls_callrollupdelta, calls_callfieldrollupfolded, "
+                       "calls_callfieldrollupdelta")
     client = APIClient(SERVER_NAME="127.0.0.1")
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     until = local_today(org)
@@ -149,27 +276,65 @@ def main():
         print(f"  group_by={label:20} {total:>9,} calls   p50 {results[label]:6.2f} ms   "
               f"p99 {_ms(samples, 0.99):6.2f} ms", flush=True)
 
-    # One call written as the runtime does (an INSERT, then the completion's UPDATE), with and without the triggers
-    # (disabled inside a transaction that is rolled back): what the rollup adds to each call write.
-    def one_write(enabled: bool) -> float:
+    # One call written as the runtime does (an INSERT, then the completion's UPDATE), with and without the triggers:
+    # what the rollup adds to each call write. Each write is rolled back to a savepoint; the triggers are disabled once
+    # per batch (ALTER TABLE in a transaction that is rolled back), not around each write: that threw away the plans
+    # a connection keeps for the triggers' statements, so every write measured "with" them planned them afresh, which
+    # no long-lived connection does (it made 2.3 ms to 7.9 ms of what is 1.1 ms to 2.0 ms on the same machine).
+    def some_writes(enabled: bool, count: int) -> list[float]:
+        samples = []
         with transaction.atomic(), connection.cursor() as cursor:
             if not enabled:
                 cursor.execute("ALTER TABLE calls_call DISABLE TRIGGER USER")
-            begin = time.perf_counter()
-            cursor.execute(SEED_SQL, {"org": org.pk, "offset": 10 * CALLS, "count": 1,
-                                      "locations": [str(pk) for pk in locations]})
-            cursor.execute("UPDATE calls_call SET outcome = 'order', score = 90 WHERE organization_id = %s "
-                           "AND runtime_call_id = %s", [org.pk, f"bench-{10 * CALLS + 1}"])
-            took = time.perf_counter() - begin
+            for _ in range(count):
+                savepoint = transaction.savepoint()
+                begin = time.perf_counter()
+                cursor.execute(SEED_SQL, {"org": org.pk, "offset": 10 * CALLS, "count": 1,
+                                          "locations": [str(pk) for pk in locations]})
+                cursor.execute("UPDATE calls_call SET outcome = 'order', score = 90 WHERE organization_id = %s "
+                               "AND runtime_call_id = %s", [org.pk, f"bench-{10 * CALLS + 1}"])
+                samples.append(time.perf_counter() - begin)
+                transaction.savepoint_rollback(savepoint)
             transaction.set_rollback(True)
-        return took
+        return samples
 
+    some_writes(True, 3)  # the connection plans the triggers' statements once, as a serving connection has
     writes = {True: [], False: []}
-    for _ in range(ROUNDS):
-        for enabled in (False, True):
-            writes[enabled].append(one_write(enabled))
+    for enabled in (True, False, True, False):
+        writes[enabled] += some_writes(enabled, ROUNDS // 2)
     off, on = _ms(writes[False], 0.5), _ms(writes[True], 0.5)
-    print(f"one call's insert + completion update: p50 {off:.2f} ms without the triggers, {on:.2f} ms with them")
+    print(f"one call's insert + completion update: p50 {off:.2f} ms without the triggers, {on:.2f} ms with them: "
+          f"{on - off:.2f} ms per call ({_load()})")
+
+    # One writer, then 16, in alternating rounds: this machine's speed drifts within minutes, and a figure taken in
+    # one stretch would compare two different machines.
+    url = os.environ["DATABASE_URL"]
+    ids = [str(pk) for pk in locations]
+    runs = {1: [], WRITERS: []}
+    for _ in range(WRITER_ROUNDS):
+        for writers in runs:
+            runs[writers].append(_completions(url, org.pk, ids, writers, COMPLETIONS // (1 if writers == 1 else 3)))
+    alone, together = (_pooled(runs[1]), _pooled(runs[WRITERS]))
+    for label, run in ((f"{1:2} writer ", alone), (f"{WRITERS:2} writers", together)):
+        print(f"completions of one org, {label}: {len(run['latencies']):5} in {run['seconds']:4.1f} s   "
+              f"p50 {_ms(run['latencies'], 0.5):6.2f} ms   p99 {_ms(run['latencies'], 0.99):6.2f} ms   "
+              f"waiting on a lock {run['lock_share']:4.0%} of the writers' active time "
+              f"({', '.join(f'{kind} {share:.0%}' for kind, share in list(run['waits'].items())[:4])}) ({_load()})",
+              flush=True)
+    ratio = _ms(together["latencies"], 0.99) / _ms(alone["latencies"], 0.99)
+
+    # What the rounds above appended (and their clean-up subtracted), read before the fold and then folded.
+    pending = CallRollupDelta.objects.count()
+    samples = []
+    for _ in range(ROUNDS // 4):
+        begin = time.perf_counter()
+        client.get("/v1/analytics/calls", {**year, "group_by": "day"})
+        samples.append(time.perf_counter() - begin)
+    begin = time.perf_counter()
+    moved = rollup_fold()
+    folding = time.perf_counter() - begin
+    print(f"group_by=day with {pending:,} deltas not folded yet: p50 {_ms(samples, 0.5):.2f} ms; "
+          f"the fold of {moved:,} deltas: {folding * 1000:.0f} ms ({_load()})")
 
     with transaction.atomic():
         begin = time.perf_counter()
@@ -180,6 +345,9 @@ def main():
     print(f"a time zone change's rebuild of the org's rollup ({CALLS:,} calls): {rebuild:.1f} s")
     worst = max(results.values())
     print(f"goal: p50 < 50 ms for a year of {CALLS:,} calls: worst {worst:.1f} ms {'OK' if worst < 50 else 'MISSED'}")
+    print(f"goal: completions' p99 with {WRITERS} writers within 2x of one writer's: {ratio:.2f}x "
+          f"{'OK' if ratio <= 2 else 'MISSED'}; the triggers' cost per call < 2 ms: {on - off:.2f} ms "
+          f"{'OK' if on - off < 2 else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 or outcome, read from the calls rollup (CallRollup) in one SQL aggregate.
 
 The rollup already holds each organization's figures per local day in its time zone, location and outcome, so a year
-is a few thousand rows whatever the number of calls; weeks are grouped from the days (ISO weeks, Monday first).
+is a few thousand rows whatever the number of calls; weeks are grouped from the days (ISO weeks, Monday first). Its
+figures are the folded rows plus the deltas the fold has not moved yet (calls 0019), both read by the same statement:
+a fold commits its move whole, so the statement sees each delta once, in one table or the other.
 """
 
 import uuid
@@ -26,6 +28,13 @@ _KEYS = {
 }
 _SUMS = ["calls", "real_engagements", "escalations", "duration_sum", "duration_count", "score_sum", "score_count",
          "bookings", "orders", "unanswered_questions"]
+# The views calls_callrollup and calls_callfieldrollup without their GROUP BY: the statement below sums per bucket
+# anyway, and PostgreSQL pushes its conditions into both branches (each read by its (organization, day) index).
+_KEY_COLUMNS = "organization_id, day, location_id, outcome"
+_CALLS = "(SELECT {0} FROM calls_callrollupfolded UNION ALL SELECT {0} FROM calls_callrollupdelta)".format(  # noqa: S608
+    ", ".join([_KEY_COLUMNS, *_SUMS]))
+_FIELDS = "(SELECT {0} FROM calls_callfieldrollupfolded UNION ALL SELECT {0} FROM calls_callfieldrollupdelta)".format(  # noqa: S608
+    f"{_KEY_COLUMNS}, name, value_sum, value_count")
 
 
 def local_today(org: Organization) -> date:
@@ -76,11 +85,11 @@ def call_analytics(*, org: Organization, since: date, until: date, group_by: str
     # One statement, one row per bucket: the calls' figures (the outcomes' counts as an object) and the number fields'
     # [sum, count] per name. Only constants are interpolated (a GROUPINGS key, column names); values are parameters.
     sql = f"""
-        WITH c AS (SELECT {key} AS key, r.outcome, {sums} FROM calls_callrollup r
+        WITH c AS (SELECT {key} AS key, r.outcome, {sums} FROM {_CALLS} r
                     WHERE {condition} GROUP BY 1, 2),
              f AS (SELECT key, jsonb_object_agg(name, jsonb_build_array(value_sum, value_count)) AS fields
                      FROM (SELECT {key} AS key, r.name, sum(r.value_sum) AS value_sum, sum(r.value_count) AS value_count
-                             FROM calls_callfieldrollup r WHERE {condition} GROUP BY 1, 2
+                             FROM {_FIELDS} r WHERE {condition} GROUP BY 1, 2
                            HAVING sum(r.value_count) <> 0) named GROUP BY 1)
         SELECT coalesce(json_agg(json_build_array(m.key, m.sums, m.outcomes, f.fields)), '[]') FROM (
             SELECT c.key, json_build_array({totals}) AS sums,

@@ -367,24 +367,25 @@ class Booking(OrgOwnedModel):
         indexes = [models.Index(fields=["organization", "-start_at", "-id"], name="booking_org_start_idx")]
 
 
-class CallRollup(models.Model):
-    """Per organization, local day (in the org's time zone), location and outcome: what its calls add up to.
+class _RollupKey(models.Model):
+    """What the rollups count by: the organization, the local day (in the org's time zone) a call started on, its
+    location and its outcome. `location_id` is the call's as it was counted (no foreign key: when a location goes, its
+    calls' move to null through the triggers and its rows stay at zero). The organization's foreign key is the
+    database's own, ON DELETE CASCADE (calls 0012, 0019): a deleted org's calls are deleted (and subtracted) before the
+    org row goes."""
 
-    Derived data, like an index: PostgreSQL triggers (calls 0012) keep it in step with every write to calls, bookings
-    and orders in the same transaction, and rebuild an organization's rows when its time zone changes, so the
-    analytics read a few thousand rows for a year instead of a million calls (docs/api.md#analytics). Never written
-    from Python. `location_id` is the call's as it was counted (no foreign key: when a location goes, its calls' move
-    to null through the trigger and its rows stay at zero). The organization's foreign key is the database's own,
-    ON DELETE CASCADE (calls 0012): a deleted org's calls are deleted (and subtracted) before the org row goes.
-    """
-
-    id = models.BigAutoField(primary_key=True)
     organization = models.ForeignKey(
         "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
     day = models.DateField()
     location_id = models.UUIDField(null=True)
     outcome = models.CharField(max_length=64)
+
+    class Meta:
+        abstract = True
+
+
+class _CallFigures(models.Model):
     calls = models.IntegerField(default=0)
     real_engagements = models.IntegerField(default=0)
     escalations = models.IntegerField(default=0)
@@ -395,6 +396,45 @@ class CallRollup(models.Model):
     bookings = models.IntegerField(default=0)
     orders = models.IntegerField(default=0)
     unanswered_questions = models.IntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class _FieldFigures(models.Model):
+    name = models.CharField(max_length=64)
+    value_sum = models.FloatField(default=0)  # double precision: integers stay exact up to 2**53
+    value_count = models.IntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class CallRollup(_RollupKey, _CallFigures):
+    """Per organization, local day (in the org's time zone), location and outcome: what its calls add up to, exact at
+    every instant.
+
+    Derived data, like an index, and read-only: a view (calls 0019) of CallRollupFolded plus the CallRollupDelta rows
+    not folded yet, so the analytics read a few thousand rows for a year instead of a million calls
+    (docs/api.md#analytics). PostgreSQL triggers (calls 0012, 0019) append every write to calls, bookings and orders to
+    the deltas in the same transaction, and rebuild an organization's rows when its time zone changes. `id` is the
+    folded row's (a key with only deltas: minus the first delta's).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+
+    class Meta:
+        managed = False
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
+
+
+class CallRollupFolded(_RollupKey, _CallFigures):
+    """CallRollup's figures as far as calls.tasks.fold_rollup has added them up: one row per key, written by the fold
+    and by a time zone change's rebuild only, never by a call's write (calls 0019)."""
+
+    id = models.BigAutoField(primary_key=True)
 
     class Meta:
         constraints = [
@@ -408,20 +448,41 @@ class CallRollup(models.Model):
         return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
 
 
-class CallFieldRollup(models.Model):
-    """Beside CallRollup, on the same key plus the field's `name`: the sum and count of a `number` call field's values
-    (Call.fields, as each call stored them: `type` number at completion). Kept by the same triggers (calls 0013)."""
+class CallRollupDelta(_RollupKey, _CallFigures):
+    """What one statement on calls, bookings or orders changed in CallRollup, appended by its trigger in the writer's
+    transaction: concurrent writers of one key append rows of their own instead of queueing on that key's row until
+    each commits. The fold moves them into CallRollupFolded (calls 0019)."""
 
     id = models.BigAutoField(primary_key=True)
     organization = models.ForeignKey(
-        "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+        "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
-    day = models.DateField()
-    location_id = models.UUIDField(null=True)
-    outcome = models.CharField(max_length=64)
-    name = models.CharField(max_length=64)
-    value_sum = models.FloatField(default=0)  # double precision: integers stay exact up to 2**53
-    value_count = models.IntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "day"], name="call_rollup_delta_org_day")]
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
+
+
+class CallFieldRollup(_RollupKey, _FieldFigures):
+    """Beside CallRollup, on the same key plus the field's `name`: the sum and count of a `number` call field's values
+    (Call.fields, as each call stored them: `type` number at completion). A view of CallFieldRollupFolded plus
+    CallFieldRollupDelta, kept by the same triggers (calls 0013, 0018)."""
+
+    id = models.BigAutoField(primary_key=True)
+
+    class Meta:
+        managed = False
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
+
+
+class CallFieldRollupFolded(_RollupKey, _FieldFigures):
+    """CallFieldRollup's figures as far as the fold has added them up (as CallRollupFolded)."""
+
+    id = models.BigAutoField(primary_key=True)
 
     class Meta:
         constraints = [
@@ -430,6 +491,21 @@ class CallFieldRollup(models.Model):
                 name="uniq_call_field_rollup_key",
             ),
         ]
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
+
+
+class CallFieldRollupDelta(_RollupKey, _FieldFigures):
+    """What one statement on calls changed in CallFieldRollup, appended as CallRollupDelta is."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "day"], name="call_fieldrollup_delta_org_day")]
 
     def __str__(self):
         return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
@@ -447,7 +523,11 @@ __all__ = [
     "Booking",
     "Call",
     "CallFieldRollup",
+    "CallFieldRollupDelta",
+    "CallFieldRollupFolded",
     "CallRollup",
+    "CallRollupDelta",
+    "CallRollupFolded",
     "CallbackRequest",
     "CancelSource",
     "Classification",

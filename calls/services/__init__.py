@@ -6,6 +6,7 @@ explicitly by the service that made the change.
 - `orders`: placing an order and moving it through its statuses.
 - `recordings`: storing a call's recording.
 - `inbox`: the team marking callbacks, messages and escalations handled.
+- `rollup`: folding the analytics rollup's deltas into its rows (the periodic task's work).
 - `lookups`: the rows the services above share (the locked call, org-owned ids from a body, phone numbers).
 
 What configures the runtime (locations, facts, team members, escalation rules, calendars) is written by

@@ -1,6 +1,6 @@
 """Locations move back to orgs, beside the keys, members and invitations they limit (they had lived in knowledge since
 knowledge 0001). The table keeps its name (`orgs_location`): only Django's state changes, no row, column, index or
-constraint. Other apps' foreign keys follow (calls 0018, privacy 0003, alerts 0002, knowledge 0005), then knowledge's old
+constraint. Other apps' foreign keys follow (calls 0019, privacy 0003, alerts 0002, knowledge 0005), then knowledge's old
 state goes (knowledge 0005)."""
 
 import django.db.models.deletion

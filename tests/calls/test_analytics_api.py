@@ -10,11 +10,9 @@ from rest_framework.test import APIClient
 
 from calls.analytics import call_analytics
 from calls.models import Call
-from knowledge.services import location_create
-from orgs.models import Organization
 from orgs.services import organization_update
 from tests.factories import make_key
-from tests.support.analytics import generate_calls
+from tests.support.analytics import analytics_world
 
 
 def validation(field_errors):
@@ -77,14 +75,7 @@ def _expected(made, zone, since, until, group_by):
 
 @pytest.fixture
 def world(org, other_org):
-    la = location_create(org=org, name="LA", address="1 Main St", timezone="America/Los_Angeles",
-                         phone_number="+13105550100")
-    adelaide = location_create(org=org, name="Adelaide", address="2 King William St", timezone="Australia/Adelaide",
-                               phone_number="+61881234567")
-    Organization.objects.filter(pk=org.pk).update(time_zone="America/Los_Angeles")
-    made = generate_calls(org, [la.pk, adelaide.pk, None], 70, seed=29)
-    generate_calls(other_org, [None], 10, seed=30)  # same days, never counted for org
-    return made
+    return analytics_world(org, other_org)
 
 
 def test_figures_equal_the_tests_own_counts_in_two_zones_across_dst_changes(api, org, admin, world):

@@ -10,28 +10,14 @@ from knowledge.services import location_create, location_delete
 from orgs.models import Organization
 from tests.support.bookings import MONDAY_1400Z, book
 from tests.support.races import run_together
-from tests.support.rollups import expected_field_rollup, expected_rollup, stored_field_rollup, stored_rollup
-from tests.support.runtime import T0, Runtime, completion, iso
-
-
-def _calls(runtime, locations):
-    """Calls around midnight in New York and Los Angeles, of each kind the figures tell apart."""
-    kinds = [
-        dict(outcome="order"),
-        dict(outcome="question", order=None, disposition="escalated", unanswered_questions=["Vegan?", "Parking?"]),
-        dict(outcome="", order=None, classification="robocall"),
-        dict(outcome="message", order=None, classification="wrong_number_hangup", disposition="transferred"),
-    ]
-    made = []
-    for index in range(12):
-        started = T0 + timedelta(hours=index * 2 + 0.25)
-        call_id, response = runtime.start(started_at=started, location_id=locations[index % len(locations)])
-        assert response.status_code == 201, response.content
-        if index % 5 != 4:  # some stay in progress
-            body = completion(ended_at=iso(started + timedelta(seconds=30 + index)), **kinds[index % len(kinds)])
-            assert runtime.complete(call_id, **body).status_code == 200
-        made.append(call_id)
-    return made
+from tests.support.rollups import (
+    calls_around_midnight,
+    expected_field_rollup,
+    expected_rollup,
+    stored_field_rollup,
+    stored_rollup,
+)
+from tests.support.runtime import T0, Runtime, iso
 
 
 def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtime, other_runtime, calendar):
@@ -40,8 +26,8 @@ def test_the_rollup_equals_the_calls_through_every_writer(org, other_org, runtim
     la = location_create(org=org, name="LA", address="2 Main St", timezone="America/Los_Angeles",
                          phone_number="+13105550100")
     Organization.objects.filter(pk=org.pk).update(time_zone="America/New_York")
-    made = _calls(runtime, [ny.pk, la.pk, None])
-    _calls(other_runtime, [None])
+    made = calls_around_midnight(runtime, [ny.pk, la.pk, None])
+    calls_around_midnight(other_runtime, [None])
     assert book(runtime, calendar, MONDAY_1400Z, call_id=made[4]).status_code == 201
     assert book(runtime, calendar, MONDAY_1400Z + timedelta(hours=1), call_id=made[4]).status_code == 201
     assert stored_rollup(org) == expected_rollup(org)

@@ -1,4 +1,4 @@
-"""Locations moving back from knowledge to orgs (orgs 0014, calls 0018, privacy 0003, knowledge 0004) is Django state
+"""Locations moving back from knowledge to orgs (orgs 0014, calls 0019, privacy 0003, knowledge 0004) is Django state
 only: run forward on a database holding a row in every table that references a location, it keeps every row, every
 link and every column, index and constraint, and deletes act through the new model as before."""
 

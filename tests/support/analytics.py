@@ -6,6 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from calls.models import Booking, Call
+from knowledge.services import location_create
+from orgs.models import Organization
 from tests.support.runtime import Runtime, completion, iso
 
 # Calls from 2026-09-26 to 2026-11-06 (UTC): Adelaide starts DST on 4 October (+09:30 -> +10:30), Los Angeles ends
@@ -72,4 +74,17 @@ def generate_calls(org, locations, count, seed):
                                        end_at=started + timedelta(days=1, hours=n + 1), timezone="UTC")
                 spec["bookings"] += 1
         made.append(spec)
+    return made
+
+
+def analytics_world(org, other_org) -> list[dict]:
+    """70 calls of `org` over its two locations and none, in two far-apart zones, and 10 of `other_org` on the same
+    days: what the analytics tests count for themselves."""
+    la = location_create(org=org, name="LA", address="1 Main St", timezone="America/Los_Angeles",
+                         phone_number="+13105550100")
+    adelaide = location_create(org=org, name="Adelaide", address="2 King William St", timezone="Australia/Adelaide",
+                               phone_number="+61881234567")
+    Organization.objects.filter(pk=org.pk).update(time_zone="America/Los_Angeles")
+    made = generate_calls(org, [la.pk, adelaide.pk, None], 70, seed=29)
+    generate_calls(other_org, [None], 10, seed=30)  # same days, never counted for org
     return made

@@ -1,9 +1,11 @@
 """The calls rollup computed the slow way, in Python, from the calls themselves: what the triggers must agree with."""
 
 from collections import Counter, defaultdict
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from calls.models import Booking, Call, CallFieldRollup, CallRollup, Order
+from tests.support.runtime import T0, completion, iso
 
 METRICS = ["calls", "real_engagements", "escalations", "duration_sum", "duration_count", "score_sum", "score_count",
            "bookings", "orders", "unanswered_questions"]
@@ -63,3 +65,23 @@ def stored_field_rollup(org) -> dict:
         for row in CallFieldRollup.objects.filter(organization=org)
         if row.value_count
     }
+
+
+def calls_around_midnight(runtime, locations):
+    """Calls around midnight in New York and Los Angeles, of each kind the figures tell apart."""
+    kinds = [
+        dict(outcome="order"),
+        dict(outcome="question", order=None, disposition="escalated", unanswered_questions=["Vegan?", "Parking?"]),
+        dict(outcome="", order=None, classification="robocall"),
+        dict(outcome="message", order=None, classification="wrong_number_hangup", disposition="transferred"),
+    ]
+    made = []
+    for index in range(12):
+        started = T0 + timedelta(hours=index * 2 + 0.25)
+        call_id, response = runtime.start(started_at=started, location_id=locations[index % len(locations)])
+        assert response.status_code == 201, response.content
+        if index % 5 != 4:  # some stay in progress
+            body = completion(ended_at=iso(started + timedelta(seconds=30 + index)), **kinds[index % len(kinds)])
+            assert runtime.complete(call_id, **body).status_code == 200
+        made.append(call_id)
+    return made
