@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from tests.support.receiver import Receiver
 from tests.support.runtime import Runtime
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.replay import subscription_replay
 from webhooks.services import emit, emit_many
