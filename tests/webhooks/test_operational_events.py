@@ -11,7 +11,7 @@ from django.utils import timezone
 from notifications.models import EmailNotification
 from notifications.services import recipient_create
 from tests.support.receiver import Receiver
-from tests.webhooks.helpers import attempt_delivery, make_subscription
+from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks.models import Delivery, Event
 from webhooks.services import emit
 from webhooks.ssrf import masked_url
