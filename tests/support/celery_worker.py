@@ -135,12 +135,26 @@ class CeleryWorker:
         return self.log_path.read_text(errors="replace").count(text) if self.log_path.exists() else 0
 
 
-def broker_idle(url: str | None = None, queues: tuple[str, ...] = ("deliveries", "email", "maintenance")) -> bool:
-    """Nothing waits on `queues` and nothing is delivered-but-unacked on the broker (this process's unless `url`):
-    with late acks, a task a worker took stays unacked until it finished, so no work is left that could still act."""
+QUEUES = ("deliveries", "email", "maintenance")
+
+
+def unacked(url: str | None = None) -> set[bytes]:
+    """The delivery tags of the messages workers took and have not acknowledged, on the broker (this process's
+    unless `url`). A worker killed by an earlier test leaves its own there until the visibility timeout."""
     client = redis.Redis.from_url(url or settings.CELERY_BROKER_URL)
     try:
-        return all(client.llen(queue) == 0 for queue in queues) and client.hlen("unacked") == 0
+        return set(client.hkeys("unacked"))
+    finally:
+        client.close()
+
+
+def broker_idle(url: str | None = None, queues: tuple[str, ...] = QUEUES, besides: set[bytes] = frozenset()) -> bool:
+    """Nothing waits on `queues` and no message is taken but unacknowledged (`besides`: those left by earlier
+    workers, `unacked()` before the test began): with late acks, a task stays unacknowledged until it finished, so
+    no work is left that could still act."""
+    client = redis.Redis.from_url(url or settings.CELERY_BROKER_URL)
+    try:
+        return all(client.llen(queue) == 0 for queue in queues) and set(client.hkeys("unacked")) <= besides
     finally:
         client.close()
 
