@@ -317,7 +317,8 @@ def main():
     alone, together = (_pooled(runs[1]), _pooled(runs[WRITERS]))
     for label, run in ((f"{1:2} writer ", alone), (f"{WRITERS:2} writers", together)):
         print(f"completions of one org, {label}: {len(run['latencies']):5} in {run['seconds']:4.1f} s   "
-              f"p50 {_ms(run['latencies'], 0.5):6.2f} ms   p99 {_ms(run['latencies'], 0.99):6.2f} ms   "
+              f"p50 {_ms(run['latencies'], 0.5):6.2f} ms   p90 {_ms(run['latencies'], 0.9):6.2f} ms   "
+              f"p99 {_ms(run['latencies'], 0.99):6.2f} ms   "
               f"waiting on a lock {run['lock_share']:4.0%} of the writers' active time "
               f"({', '.join(f'{kind} {share:.0%}' for kind, share in list(run['waits'].items())[:4])}) ({_load()})",
               flush=True)

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from calls.models import Call
+from calls.models import Booking, Call
 from knowledge.services import location_create
 from tests.support.rollups import (
     METRICS,
@@ -45,6 +45,12 @@ def _expected(org):
     return expected_rollup(org), expected_field_rollup(org)
 
 
+def _book(runtime, call_id, hours):
+    start = T0 + timedelta(days=1, hours=hours)
+    Booking.objects.create(organization=runtime.org, call=runtime.call(call_id), start_at=start,
+                           end_at=start + timedelta(hours=1), timezone="UTC")
+
+
 def _with_fields(call_ids):
     for index, call_id in enumerate(call_ids):
         Call.objects.filter(runtime_call_id=call_id).update(
@@ -64,6 +70,7 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
         made = calls_around_midnight(runtime, [la.pk, None])
         calls_around_midnight(other, [None])
         _with_fields(made)
+        _book(runtime, made[1], 0)
         rows = _rows()
         assert rows[0] and rows[1]
         assert _figures(org) == _expected(org) and _figures(other_org) == _expected(other_org)
@@ -77,6 +84,8 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
         assert runtime.complete(made[4], outcome="booking", order=None, ended_at=ended).status_code == 200
         more = calls_around_midnight(runtime, [None])
         _with_fields(more)
+        _book(runtime, made[1], 2)
+        _book(runtime, more[3], 4)
         expected = _expected(org)
         assert _figures(org) == expected and _rows() != rows
         _migrate(before)
@@ -88,7 +97,9 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
 
         # calls 0017's triggers go on from the folded rows.
         assert runtime.complete(more[4], outcome="moved", order=None, ended_at=ended).status_code == 200
+        _book(runtime, more[4], 6)
         assert _figures(org) == _expected(org)
+        assert sum(row["bookings"] for row in stored_rollup(org).values()) == 4
     finally:
         _migrate(leaves)
     assert _figures(org) == _expected(org) and _figures(other_org) == _expected(other_org)
