@@ -120,9 +120,9 @@ class Call(OrgOwnedModel):
             # `?fields.<name>=<value>` is `fields @> {"<name>": {"value": <value>}}`: jsonb_path_ops answers it.
             GinIndex(fields=["fields"], opclasses=["jsonb_path_ops"], name="call_fields_gin"),
             # The retention purge's walk: an organization's calls that still have content, oldest first, so a run
-            # never reads the tombstones of earlier runs again.
-            models.Index(fields=["organization", "started_at"], condition=Q(content_deleted_at__isnull=True),
-                         name="call_content_kept_idx"),
+            # never reads the tombstones of earlier runs again; keyset pages by (started_at, id), in index order.
+            models.Index(fields=["organization", "started_at", "id"], condition=Q(content_deleted_at__isnull=True),
+                         name="call_content_kept_walk"),
         ]
 
     def __str__(self):

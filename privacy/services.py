@@ -7,8 +7,10 @@ Nothing written here holds a caller's number, name or words: audit entries keep 
 
 import hashlib
 import logging
+import time
 from datetime import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -31,7 +33,6 @@ from .selectors import due_calls, due_recordings, retention_get
 
 logger = logging.getLogger("privacy")
 
-PURGE_BATCH = 500
 ERASURE_BATCH = 200
 DAYS_MESSAGE = f"A whole number of days from {MIN_DAYS} to {MAX_DAYS:,}, or null to keep."
 
@@ -129,14 +130,19 @@ def _clean_locations(org: Organization, locations, errors: dict) -> list[dict]:
 # --- the purge ---------------------------------------------------------------------------------------------------
 
 
-def retention_purge(*, org: Organization, now: datetime | None = None, batch_size: int = PURGE_BATCH) -> dict:
+def retention_purge(*, org: Organization, now: datetime | None = None, batch_size: int | None = None,
+                    pause: float | None = None) -> dict:
     """Deletes the organization's expired content: the transcript part of calls past `transcripts_days`, the
     recordings of calls past `recordings_days` (a location's entry in place of the organization's). In batches of
     short transactions that skip a call another transaction holds (it goes at the next run), so ingestion is never
     blocked for long; idempotent (a second run finds nothing). Appends one `retention.purged` audit entry when it
     deleted something: the counts and a SHA-256 over the sorted ids of the calls it touched.
+    After each batch it rests `pause` (settings.RETENTION_PURGE_PAUSE) times as long as the batch took, so the
+    completions it shares the database (and a small machine's cores) with keep their latency.
     Returns `{"transcripts": n, "recordings": n, "calls_sha256": hex}`."""
     now = now or timezone.now()
+    batch_size = batch_size or settings.RETENTION_PURGE_BATCH
+    pause = settings.RETENTION_PURGE_PAUSE if pause is None else pause
     org = whole_org(org)
     touched: set = set()
     counts = {"transcripts": 0, "recordings": 0}
@@ -150,12 +156,12 @@ def retention_purge(*, org: Organization, now: datetime | None = None, batch_siz
         touched.update(deleted)
 
     recordings_due = due_recordings(org=org, now=now)
-    for ids in _batches(due_calls(org=org, now=now), ("started_at", "pk"), batch_size):
+    for ids in _rested(_batches(due_calls(org=org, now=now), ("started_at", "pk"), batch_size), pause):
         # A call whose recording is due as well loses both at once: one `call.content_deleted` per call and run.
         both = set(recordings_due.filter(call_id__in=ids).values_list("call_id", flat=True))
         delete([pk for pk in ids if pk in both], [TRANSCRIPT, RECORDING])
         delete([pk for pk in ids if pk not in both], [TRANSCRIPT])
-    for ids in _batches(recordings_due, ("call_id",), batch_size):
+    for ids in _rested(_batches(recordings_due, ("call_id",), batch_size), pause):
         delete(ids, [RECORDING])
     digest = hashlib.sha256("\n".join(sorted(str(pk) for pk in touched)).encode()).hexdigest()
     result = {**counts, "calls_sha256": digest}
@@ -186,6 +192,15 @@ def _batches(rows, keys: tuple[str, ...], size: int):
             return
         after = rows_of_page[-1]
         yield [row[-1] for row in rows_of_page]
+
+
+def _rested(batches, pause: float):
+    """`batches`, resting after each `pause` times as long as the caller's work on it took."""
+    for batch in batches:
+        started = time.monotonic()
+        yield batch
+        if pause > 0:
+            time.sleep(pause * (time.monotonic() - started))
 
 
 def retention_purge_all(*, now: datetime | None = None) -> dict:

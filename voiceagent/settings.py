@@ -460,6 +460,11 @@ _periodic("audit-purge", "audit.purge", DAY, time_limit=3600)
 # Privacy (docs/privacy.md): the daily retention purge (stopped between batches past its limit; the next day goes on)
 # and the erasure sweep, on the `maintenance` queue with the other purges.
 _periodic("privacy-purge-expired-content", "privacy.purge_expired_content", DAY, time_limit=6 * 3600)
+# The retention purge (privacy.services.retention_purge): calls per batch (one short transaction each), and how long
+# it rests after each batch, as a multiple of the time the batch took (0: none), so ingestion keeps its latency
+# while it runs (docs/privacy.md#retention-and-erasure).
+RETENTION_PURGE_BATCH = env.int("RETENTION_PURGE_BATCH", default=500)
+RETENTION_PURGE_PAUSE = env.float("RETENTION_PURGE_PAUSE", default=1.0)
 _periodic("privacy-sweep-erasures", "privacy.sweep_erasures", 60, time_limit=60)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.

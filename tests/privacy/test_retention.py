@@ -185,3 +185,23 @@ def test_the_management_command_runs_the_purge_at_once(org, other_org, runtime, 
     assert (line["organization_id"], line["transcripts"], line["recordings"]) == (str(org.pk), 1, 1)
     assert Call.objects.get(pk=call.pk).content_deleted_reason == "retention"
     assert Call.objects.get(pk=theirs.pk).content_deleted_at is None
+
+
+def test_the_purge_pages_by_start_time_and_rests_after_each_batch(org, runtime, monkeypatch):
+    """Pages of (started_at, id): calls that started at the same instant across a page's edge are each deleted once,
+    none skipped; after each page the purge rests `pause` times as long as the page took."""
+    retention_update(org=org, recordings_days=None, transcripts_days=1)
+    calls = [place_call(runtime, started_at=T0, recording=False) for _ in range(5)]
+    Call.objects.filter(pk__in=[call.pk for call in calls]).update(started_at=T0)  # the same instant, to the µs
+    rests = []
+    monkeypatch.setattr("privacy.services.time.sleep", rests.append)
+
+    result = retention_purge(org=org, now=T0 + timedelta(days=2), batch_size=2, pause=0.5)
+
+    assert result["transcripts"] == 5
+    assert Call.objects.filter(organization=org, content_deleted_reason="retention").count() == 5
+    assert Event.objects.filter(organization=org, type="call.content_deleted").count() == 5
+    assert len(rests) == 3 and all(rest > 0 for rest in rests)  # pages of 2, 2 and 1
+    rests.clear()
+    assert retention_purge(org=org, now=T0 + timedelta(days=2), batch_size=2, pause=0)["transcripts"] == 0
+    assert rests == []
