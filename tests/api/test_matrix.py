@@ -245,10 +245,16 @@ def snapshot() -> dict:
     return state
 
 
+# Reads whose query a valid request must carry (query parameters are checked before the id is looked for).
+QUERIES = {"/v1/webhook-subscriptions/{subscription}/reconciliation": {"date": "2026-11-20"}}
+
+
 def request(client: APIClient, method: str, template: str, world: dict):
     path = url_for(template, world)
     body = BODIES.get(template)
-    return getattr(client, method)(path, body, format="json") if method != "get" else client.get(path)
+    if method == "get":
+        return client.get(path, QUERIES.get(template))
+    return getattr(client, method)(path, body, format="json")
 
 
 def client_with(header: str | None) -> APIClient:
