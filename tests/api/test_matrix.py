@@ -157,10 +157,6 @@ def url_for(template: str, world: dict) -> str:
 QUERIES = {"/v1/webhook-subscriptions/{subscription}/reconciliation": {"date": "2026-11-20"}}
 
 
-# Reads whose query a valid request must carry (query parameters are checked before the id is looked for).
-QUERIES = {"/v1/webhook-subscriptions/{subscription}/reconciliation": {"date": "2026-11-20"}}
-
-
 def request(client: APIClient, method: str, template: str, world: dict):
     path = url_for(template, world)
     body = BODIES.get(template)
