@@ -3,11 +3,12 @@ writes them through its own handlers, which Django's LOGGING never reaches, and 
 
 Its access line is built from the atoms the configured format names, and no others: gunicorn's own `atoms()` copies
 every request header, response header and WSGI environ entry into the dict on every request, then the format reads
-seven of them (~0.1 ms of a /v1/me worker's ~1.1 ms of CPU, measured from /proc: docs/benchmarks.md). The line is
-the same, character for character (tests/core/test_gunicorn_access_log.py compares it with gunicorn's).
+seven of them (half of what the access line cost a request: docs/benchmarks.md). The line is the same, character
+for character (tests/ops/test_gunicorn.py compares it with gunicorn's).
 """
 
 import functools
+import os
 import re
 
 from gunicorn.glogging import Logger
@@ -101,8 +102,6 @@ def _base_atoms(logger, resp, environ, request_time, names):
         elif name == "L":
             atoms[name] = "%d.%06d" % (request_time.seconds, request_time.microseconds)  # noqa: UP031 - gunicorn's
         elif name == "p":
-            import os  # noqa: PLC0415 - rare: only a format with %(p)s
-
             atoms[name] = f"<{os.getpid()}>"
         else:
             return None

@@ -76,6 +76,7 @@ def claim_ahead() -> int:
     """How many times its in-flight limit a sending run may claim of a healthy subscription that no other run holds
     (webhooks.sender._CLAIM_CAP), sending at most the limit at once; 1 claims only the limit.
 
-    4 (2026-11-28): one busy endpoint, cap 4, bench.webhook_delivery: with only the limit claimed, each of its four
-    places waited a record and a claim between POSTs (0.31 - 0.41 of a keep-alive loop with 4 connections)."""
+    With only the limit claimed, each of a busy endpoint's places waited a record and a claim between POSTs
+    (bench.webhook_delivery's one busy subscription; docs/benchmarks.md). 4 rather than 8: a run's gate holds a
+    sender thread per delivery claimed ahead, so at 8 one endpoint could hold all 32 of a run's threads."""
     return max(1, int(getattr(settings, "WEBHOOK_CLAIM_AHEAD", 4)))

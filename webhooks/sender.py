@@ -116,7 +116,7 @@ _LIVE_CLAIMS = """(SELECT count(*) FROM webhooks_delivery AS f
 # holds all of its claims, or they number at most the limit (a run that claims while another holds any gets the limit
 # minus every live claim). Claiming ahead lets one busy endpoint's next POSTs wait in the sending process instead of
 # behind a record and a claim: with only its limit claimed, each of its places sat idle for a round trip or two
-# between POSTs (bench.webhook_delivery's one busy subscription: 0.3 - 0.4 of a keep-alive loop).
+# between POSTs (bench.webhook_delivery's one busy subscription; docs/benchmarks.md).
 _OTHERS_HOLD = """EXISTS (SELECT 1 FROM webhooks_delivery AS o
                            WHERE o.subscription_id = s.id AND o.claim_token IS NOT NULL
                              AND o.claimed_until > statement_timestamp() AND o.claim_token <> %(token)s)"""
