@@ -7,12 +7,19 @@ class) run side by side, only one under load at a time:
 - direct: the project's settings (bench.settings), DATABASE_URL naming PostgreSQL;
 - pooled: the same, DATABASE_URL naming Debian's PgBouncer in transaction mode (scripts/pgbouncer.py) in front of
   that server, and DATABASE_POOLING=transaction.
-Each figure is a round's: the ceiling, then direct, then pooled, each for BENCH_SECONDS with 16 connections (wrk when
-installed, else Python client processes); the row shown is the round with the median ratio, of BENCH_ROUNDS rounds.
+Each figure is a round's: the ceiling, then direct and pooled (taking turns going first), each for BENCH_SECONDS with
+16 connections (wrk when installed, else Python client processes); the row shown is the round with the median ratio,
+of BENCH_ROUNDS rounds.
 The bench database and its seeded rows are bench.api_reads' (10,000 calls).
 
 Goals (issue 38): pooled within 10% of direct (ratio >= 0.9) for both endpoints; `/v1/me` >= 0.55 of the ceiling,
 direct and pooled.
+
+Each run also reads, from /proc, the CPU time its server side used (the gunicorn's workers, PgBouncer, the bench
+database's PostgreSQL backends, the bench's redis-server) per request answered: on a machine shared with other work,
+requests/s count every moment another process held a core, CPU time only the work done. The CPU rows compare those
+(ceiling's CPU per request / the endpoint's, and direct's / pooled's: the throughput each would have on cores of its
+own, the client's share left out).
 """
 
 import http.client
@@ -40,6 +47,42 @@ from bench.api_reads import (
 
 sys.path.insert(0, str(ROOT))
 from scripts.pgbouncer import executable, from_url  # noqa: E402
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _server_pids(server, extra=()) -> list[int]:
+    """The gunicorn's workers, `extra` (PgBouncer, redis-server) and the bench database's PostgreSQL backends (when
+    the server runs on this machine: /proc shows them)."""
+    import psycopg
+
+    children = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        backends = [row[0] for row in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+    return [int(pid) for pid in children] + list(extra) + backends
+
+
+def _measured(port, path, headers, server, extra=()) -> dict:
+    """`_concurrent`, with the server side's CPU microseconds per request (`cpu_us`, see the module)."""
+    pids = _server_pids(server, extra)
+    before = {pid: _cpu_seconds(pid) for pid in pids}
+    row = _concurrent(port, path, headers)
+    used = 0.0
+    for pid, start in before.items():
+        end = _cpu_seconds(pid)
+        if start is not None and end is not None:
+            used += end - start
+    return {**row, "cpu_us": 1e6 * used / max(1.0, row["rps"] * SECONDS)}
 
 
 def _start(env: dict, port: int, log_path) -> subprocess.Popen:
@@ -106,13 +149,24 @@ def main():
                 _concurrent(ports[name], path, auth)
         _concurrent(ports["bare"], "/bench/bare", {})
         rounds = {label: [] for label in paths}
-        for _ in range(ROUNDS):
+        for number in range(ROUNDS):
             for label, path in paths.items():
-                bare = _concurrent(ports["bare"], "/bench/bare", {})
-                direct = _concurrent(ports["direct"], path, auth)
-                pooled = _concurrent(ports["pooled"], path, auth)
+                bare = _measured(ports["bare"], "/bench/bare", {}, servers["bare"])
+                # Direct and pooled take turns going first: a machine whose load climbs within a round would
+                # otherwise always favour the same one.
+                runs = {
+                    "direct": lambda path=path: _measured(ports["direct"], path, auth, servers["direct"], [redis.pid]),
+                    "pooled": lambda path=path: _measured(ports["pooled"], path, auth, servers["pooled"],
+                                                          [redis.pid, pooler.process.pid]),
+                }
+                order = ("direct", "pooled") if number % 2 == 0 else ("pooled", "direct")
+                measured = {name: runs[name]() for name in order}
+                direct, pooled = measured["direct"], measured["pooled"]
                 rounds[label].append({"bare": bare, "direct": direct, "pooled": pooled,
-                                      "pooled_vs_direct": pooled["rps"] / direct["rps"]})
+                                      "pooled_vs_direct": pooled["rps"] / direct["rps"],
+                                      "cpu_pooled_vs_direct": direct["cpu_us"] / pooled["cpu_us"],
+                                      "cpu_direct_vs_bare": bare["cpu_us"] / direct["cpu_us"],
+                                      "cpu_pooled_vs_bare": bare["cpu_us"] / pooled["cpu_us"]})
     finally:
         for server in servers.values():
             _stop(server)
@@ -122,7 +176,8 @@ def main():
     load = f"wrk, {CONNECTIONS} connections" if shutil.which("wrk") else f"{CLIENTS} Python client processes"
     workers = os.environ.get("WEB_WORKERS", "default")
     print(f"three gunicorns of gunicorn.conf.py ({workers} workers each), one loaded at a time;"
-          f" {load}, {SECONDS:.0f} s each; the round with the median pooled/direct ratio of {ROUNDS}")
+          f" {load}, {SECONDS:.0f} s each; the round with the median pooled/direct ratio of {ROUNDS};"
+          f" load {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"{'endpoint':34} {'bare/s':>8} {'direct/s':>9} {'pooled/s':>9} {'direct p99':>11} {'pooled p99':>11} "
           f"{'dir/bare':>9} {'pool/bare':>9} {'pool/dir':>9} {'errors':>7}")
     goals = []
@@ -137,6 +192,14 @@ def main():
         ratios = [r["pooled_vs_direct"] for r in results]
         print(f"  pooled/direct over the rounds: {', '.join(f'{r:.2f}' for r in ratios)} "
               f"(median {statistics.median(ratios):.2f})")
+        cpu = {key: statistics.median(r[key] for r in results)
+               for key in ("cpu_pooled_vs_direct", "cpu_direct_vs_bare", "cpu_pooled_vs_bare")}
+        print(f"  server CPU per request (median of the rounds): bare "
+              f"{statistics.median(r['bare']['cpu_us'] for r in results):.0f} us, direct "
+              f"{statistics.median(r['direct']['cpu_us'] for r in results):.0f} us, pooled "
+              f"{statistics.median(r['pooled']['cpu_us'] for r in results):.0f} us; as ratios: dir/bare "
+              f"{cpu['cpu_direct_vs_bare']:.2f}, pool/bare {cpu['cpu_pooled_vs_bare']:.2f}, pool/dir "
+              f"{cpu['cpu_pooled_vs_direct']:.2f}")
         goals.append((f"{name} pooled >= 0.9 of direct", row["pooled_vs_direct"], row["pooled_vs_direct"] >= 0.9))
         if label == "/v1/me":
             for kind, figures in (("direct", direct), ("pooled", pooled)):

@@ -19,6 +19,12 @@ each, twice as many as the worker's concurrency needs at WEBHOOK_MAX_IN_FLIGHT e
    compared with the loop run seconds after it (until 2026-11-26, the best of two drains against the best of two
    loops run after both).
 4. Latency at 100 events/s for 10 s: p99 emit-to-receipt.
+5. One busy subscription (a large organization with one CRM endpoint): BENCH_BUSY_EVENTS (1,000) committed to it
+   alone, drained as in (2), against a keep-alive loop with the in-flight cap's own concurrency (WEBHOOK_MAX_IN_FLIGHT
+   threads, 4), run right after; the median of BENCH_PAIRS pairs (issue 38: goal >= 0.8).
+6. Two worker processes on separate queues (`-Q deliveries`, and `-Q email,maintenance` with beat, as the Procfile
+   splits them) against one worker on all three: the drain of (2) by each, back to back; the median of BENCH_PAIRS
+   pairs of two / one (issue 38: goal not lower).
 
 The worker and this process run with DEBUG off, as in production (.env turns it on for `make run`).
 The receiver runs in this process; it is idle but for the receiver during (2) and (3), so both see the same
@@ -28,7 +34,7 @@ does the baseline.
 Needs PostgreSQL (DATABASE_URL; it migrates) and Redis (REDIS_URL): `make bench` starts embedded ones when
 they are unset. Leaves nothing behind: the bench org and its rows are deleted at the end.
 Options by environment: BENCH_EVENTS (2000), BENCH_WORKERS (4), BENCH_RATE (100), BENCH_RATE_SECONDS (10),
-BENCH_PAIRS (3).
+BENCH_PAIRS (3), BENCH_BUSY_EVENTS (1000), BENCH_DELIVERY_PARTS (burst,drain,rate,busy,queues: the parts to run).
 """
 
 import os
@@ -48,6 +54,7 @@ WORKERS = int(os.environ.get("BENCH_WORKERS", 4))
 RATE = int(os.environ.get("BENCH_RATE", 100))
 RATE_SECONDS = int(os.environ.get("BENCH_RATE_SECONDS", 10))
 PAIRS = int(os.environ.get("BENCH_PAIRS", 3))
+BUSY_EVENTS = int(os.environ.get("BENCH_BUSY_EVENTS", 1000))
 
 
 class Server(ThreadingHTTPServer):
@@ -108,17 +115,20 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def start_worker(env):
+def start_worker(env, *, queues=None, beat=True, concurrency=WORKERS, name="bench"):
+    """A Celery worker of `concurrency` processes on `queues` (all three when None), with beat embedded unless told
+    otherwise; returns once it is ready."""
     log = Path(tempfile.mkdtemp(prefix="bench-worker-")) / "worker.log"
+    command = [sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "--loglevel", "INFO",
+               "--concurrency", str(concurrency), "-n", f"{name}-{os.getpid()}@%h",
+               "--without-heartbeat", "--without-gossip", "--without-mingle"]
+    if beat:  # as production runs it: the sweep publishes retries and anything no task took
+        command += ["-B", "--schedule", str(log.parent / "beat-schedule")]
+    if queues:
+        command += ["-Q", ",".join(queues)]
     with open(log, "wb") as out:
-        process = subprocess.Popen(
-            # With beat (-B), as production runs it: the sweep publishes retries and anything no task took.
-            [sys.executable, "-m", "celery", "-A", "voiceagent", "worker", "-B", "--loglevel", "INFO",
-             "--schedule", str(log.parent / "beat-schedule"),
-             "--concurrency", str(WORKERS), "-n", f"bench-{os.getpid()}@%h",
-             "--without-heartbeat", "--without-gossip", "--without-mingle"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
     deadline = time.time() + 60
     while b" ready." not in log.read_bytes():
         if process.poll() is not None or time.time() > deadline:
@@ -217,7 +227,44 @@ def emit_events(orgs, count, rate=None):
     return sent
 
 
+def _drain(orgs, count, receiver, broker_url, start) -> tuple[list, float, float]:
+    """A committed backlog of `count` events over `orgs` (their tasks queued as the emits publish them) while no worker
+    runs, then `start()` (the worker processes it returns stay up for the caller to stop): deliveries/s from the first
+    receipt until the deliveries queue is empty, and until the last receipt. Tasks whose deliveries another batch
+    already sent still cost time, so the worker is done only when its queue is."""
+    leftovers = unacked_ids(broker_url)
+    backlog = emit_events(orgs, count)
+    workers = start()
+    receiver.wait(list(backlog), timeout=300)
+    arrivals = [receiver.arrivals[i] for i in backlog]
+    idle_at = wait_queue_empty(broker_url, timeout=300, leftovers=leftovers) or max(arrivals)
+    drained = (count - 1) / (max(idle_at, max(arrivals)) - min(arrivals))
+    received = (count - 1) / (max(arrivals) - min(arrivals))
+    return workers, drained, received
+
+
+def _loop(pool, receiver, bodies, tag, processes, threads) -> float:
+    """The plain baseline: `bodies` POSTed by `processes` x `threads` keep-alive `requests` loops to the receiver,
+    measured as a drain is (first receipt to last)."""
+    chunks = [(receiver.url, bodies[i::processes], f"{tag}-{i}", threads) for i in range(processes)]
+    total = sum(pool.map(_baseline_chunk, chunks))
+    with receiver.lock:
+        arrivals = [t for i, t in receiver.arrivals.items() if i.startswith(f"{tag}-")]
+    assert len(arrivals) == total
+    return (total - 1) / (max(arrivals) - min(arrivals))
+
+
+def _median_pair(pairs):
+    return sorted(pairs)[len(pairs) // 2]
+
+
+def _load() -> str:
+    return "load " + " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main():
+    """BENCH_DELIVERY_PARTS picks parts (comma-separated): burst, drain, rate, busy, queues; all by default."""
+    parts = set(os.environ.get("BENCH_DELIVERY_PARTS", "burst,drain,rate,busy,queues").split(","))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "voiceagent.settings")
     os.environ["WEBHOOK_ALLOW_LOCAL_URLS"] = "1"
     os.environ["WEBHOOK_LOCAL_URLS_OUTSIDE_DEBUG"] = "1"  # the receiver is on loopback, DEBUG is off (below)
@@ -231,6 +278,8 @@ def main():
     from django.core.management import call_command
 
     from orgs.models import Organization
+    from webhooks import conf
+    from webhooks.models import Event
     from webhooks.services import subscription_create
 
     call_command("migrate", verbosity=0)
@@ -243,89 +292,132 @@ def main():
         cursor.execute(
             "VACUUM (ANALYZE) webhooks_delivery, webhooks_deliveryattempt, webhooks_event, webhooks_subscription"
         )
+    broker = settings.CELERY_BROKER_URL
     receiver = Receiver()
     orgs = [Organization.objects.create(name=f"bench webhooks {n}") for n in range(tenants())]
-    worker = None
+    busy_org = Organization.objects.create(name="bench webhooks busy")
+    workers = []
+    lines = [f"events: {EVENTS}, worker processes: {WORKERS} (x {conf.send_threads()} send threads, batches of "
+             f"{conf.batch_size()}), fair delivery: {len(orgs)} orgs with a subscription each x "
+             f"{conf.max_in_flight()} in flight, broker: {broker.split('://')[0]}, "
+             f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"]
+
+    def stop_all():
+        for process in workers:
+            stop_worker(process)
+        workers.clear()
+
     try:
         for org in orgs:
             subscription_create(org=org, url=receiver.url, events=["call.ended"])
+        subscription_create(org=busy_org, url=receiver.url, events=["call.ended"])
         worker_env = {**os.environ, "WEBHOOK_ALLOW_LOCAL_URLS": "1"}
-        worker = start_worker(worker_env)
+        workers.append(start_worker(worker_env))
 
         emit_events(orgs, 20)  # warm up connections and the worker pool
         time.sleep(2)
 
         # 1. Live burst: emit-to-receipt latency, end-to-end rate (bounded by the emitter).
         sent = emit_events(orgs, EVENTS)
-        emit_rate = EVENTS / (max(sent.values()) - min(sent.values()))
         receiver.wait(list(sent), timeout=300)
-        first, last = min(sent.values()), max(receiver.arrivals[i] for i in sent)
-        live = EVENTS / (last - first)
-        latencies = [receiver.arrivals[i] - t for i, t in sent.items()]
+        if "burst" in parts:
+            emit_rate = EVENTS / (max(sent.values()) - min(sent.values()))
+            first, last = min(sent.values()), max(receiver.arrivals[i] for i in sent)
+            latencies = [receiver.arrivals[i] - t for i, t in sent.items()]
+            lines += [
+                f"live burst: emitter events/s:  {emit_rate:8.1f}  (one process, one transaction per event)",
+                f"live burst: deliveries/s:      {EVENTS / (last - first):8.1f}  (first emit to last receipt; <= the "
+                "emitter's rate)",
+                f"emit-to-receipt p50 / p99:     {statistics.median(latencies) * 1000:8.1f} ms / "
+                f"{percentile(latencies, 99) * 1000:.1f} ms  (burst of {EVENTS})",
+            ]
+        bodies = [bytes(b) for b in Event.objects.filter(pk__in=list(sent)).values_list("payload", flat=True)]
 
-        # 2 and 3, in pairs: a drain, then the baseline right after it. This machine's speed drifts by up to 2x within
-        # minutes, so each drain is compared with the loop run seconds later, not with the best loop of the run.
-        from webhooks import conf
-        from webhooks.models import Event
-
-        bodies = list(Event.objects.filter(pk__in=list(sent)).values_list("payload", flat=True))
-        bodies = [bytes(b) for b in bodies]
-        pairs = []
         with Pool(WORKERS) as pool:
-            for run in range(PAIRS):
-                # 2. Delivery throughput: a committed backlog (tasks queued as emits publish them), drained by a
-                # fresh worker.
-                stop_worker(worker)
-                leftovers = unacked_ids(settings.CELERY_BROKER_URL)
-                backlog = emit_events(orgs, EVENTS)
-                worker = start_worker(worker_env)
-                receiver.wait(list(backlog), timeout=300)
-                arrivals = [receiver.arrivals[i] for i in backlog]
-                # The worker is done only when its queue is empty: tasks whose deliveries another batch already sent
-                # still cost it something. Count that time too, and let the baseline run on an idle worker.
-                idle_at = wait_queue_empty(settings.CELERY_BROKER_URL, timeout=300, leftovers=leftovers) or max(
-                    arrivals)
-                drained = (EVENTS - 1) / (max(idle_at, max(arrivals)) - min(arrivals))
-                received = (EVENTS - 1) / (max(arrivals) - min(arrivals))
-                # 3. Baseline: the same bodies, plain requests, the worker's processes and threads, measured the
-                # same way.
-                chunks = [(receiver.url, bodies[i::WORKERS], f"base-{run}-{i}", conf.send_threads())
-                          for i in range(WORKERS)]
-                total = sum(pool.map(_baseline_chunk, chunks))
-                with receiver.lock:
-                    base_arrivals = [t for i, t in receiver.arrivals.items() if i.startswith(f"base-{run}-")]
-                assert len(base_arrivals) == total
-                loop = (total - 1) / (max(base_arrivals) - min(base_arrivals))
-                pairs.append((drained / loop, drained, received, loop))
-        ratio, throughput, received, baseline = sorted(pairs)[len(pairs) // 2]  # the median pair
+            # 2 and 3, in pairs: a drain by a fresh worker, then the baseline right after it, with the worker's
+            # processes and threads. This machine's speed drifts by up to 2x within minutes, so each drain is
+            # compared with the loop run seconds later, not with the best loop of the run.
+            if "drain" in parts:
+                pairs = []
+                for run in range(PAIRS):
+                    stop_all()
+                    started, drained, received = _drain(orgs, EVENTS, receiver, broker,
+                                                        lambda: [start_worker(worker_env)])
+                    workers.extend(started)
+                    loop = _loop(pool, receiver, bodies, f"base-{run}", WORKERS, conf.send_threads())
+                    pairs.append((drained / loop, drained, received, loop))
+                ratio, throughput, received, baseline = _median_pair(pairs)
+                lines += [
+                    f"webhook deliveries/s:          {throughput:8.1f}  (committed backlog, first receipt to the "
+                    f"worker's queue empty; to the last receipt: {received:.1f})",
+                    f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes x {conf.send_threads()} "
+                    "threads, same receiver, same measure, right after that drain)",
+                    f"ratio webhooks / plain:        {ratio:8.2f}  (goal >= 0.9; the median of {PAIRS} pairs: "
+                    f"{', '.join(f'{p[0]:.2f} ({p[1]:.0f} / {p[3]:.0f})' for p in pairs)}; {_load()})",
+                ]
+
+            # 5. One busy subscription (a large organization, one CRM endpoint): its backlog drained by the same
+            # worker, against a keep-alive loop with the in-flight cap's own concurrency, in pairs as above.
+            if "busy" in parts:
+                busy = []
+                for run in range(PAIRS):
+                    stop_all()
+                    started, drained, received = _drain([busy_org], BUSY_EVENTS, receiver, broker,
+                                                        lambda: [start_worker(worker_env)])
+                    workers.extend(started)
+                    loop = _loop(pool, receiver, bodies[:BUSY_EVENTS], f"busy-{run}", 1, conf.max_in_flight())
+                    busy.append((drained / loop, drained, received, loop))
+                ratio, throughput, received, baseline = _median_pair(busy)
+                lines += [
+                    f"one busy subscription:         {throughput:8.1f}  deliveries/s ({BUSY_EVENTS} committed, to "
+                    f"the queue empty; to the last receipt: {received:.1f})",
+                    f"  keep-alive loop, {conf.max_in_flight()} conns:   {baseline:8.1f}  req/s (the in-flight cap's "
+                    "concurrency, right after that drain)",
+                    f"  ratio busy / loop:           {ratio:8.2f}  (goal >= 0.8; the median of {PAIRS} pairs: "
+                    f"{', '.join(f'{p[0]:.2f} ({p[1]:.0f} / {p[3]:.0f})' for p in busy)}; {_load()})",
+                ]
+
+        # 6. Two worker processes on separate queues (the Procfile's split: deliveries apart from e-mail and
+        # maintenance, beat with the latter) against one worker on all three, each pair run back to back.
+        if "queues" in parts:
+            split = []
+            for _ in range(PAIRS):
+                stop_all()
+                started, one, _ = _drain(orgs, EVENTS, receiver, broker, lambda: [start_worker(worker_env)])
+                workers.extend(started)
+                stop_all()
+                # The maintenance worker first: one booting beside the drain took CPU from it (0.36 - 0.55 of the
+                # single worker's rate when it started second, 2026-11-28), which is no cost of the split.
+                started, two, _ = _drain(orgs, EVENTS, receiver, broker, lambda: [
+                    start_worker(worker_env, queues=["email", "maintenance"], concurrency=1, name="maintenance"),
+                    start_worker(worker_env, queues=["deliveries"], beat=False, name="deliveries"),
+                ])
+                workers.extend(started)
+                split.append((two / one, two, one))
+            ratio, two, one = _median_pair(split)
+            lines.append(
+                f"two workers, separate queues:  {two:8.1f}  deliveries/s against one worker on all queues "
+                f"{one:.1f}: ratio {ratio:.2f} (goal >= 1.0, not lower; the median of {PAIRS} pairs: "
+                f"{', '.join(f'{p[0]:.2f}' for p in split)}; {_load()})"
+            )
+        stop_all()
+        workers.append(start_worker(worker_env))
 
         # 4. Latency at a steady rate.
-        rated = emit_events(orgs, RATE * RATE_SECONDS, rate=RATE)
-        receiver.wait(list(rated), timeout=120)
-        rated_latencies = [receiver.arrivals[i] - t for i, t in rated.items()]
-
-        print(f"events: {EVENTS}, worker processes: {WORKERS} (x {conf.send_threads()} send threads, batches of "
-              f"{conf.batch_size()}), fair delivery: {len(orgs)} orgs with a subscription each x "
-              f"{conf.max_in_flight()} in flight, broker: {settings.CELERY_BROKER_URL.split('://')[0]}, "
-              f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
-        print(f"live burst: emitter events/s:  {emit_rate:8.1f}  (one process, one transaction per event)")
-        print(f"live burst: deliveries/s:      {live:8.1f}  (first emit to last receipt; <= the emitter's rate)")
-        print(f"emit-to-receipt p50 / p99:     {statistics.median(latencies) * 1000:8.1f} ms / "
-              f"{percentile(latencies, 99) * 1000:.1f} ms  (burst of {EVENTS})")
-        print(f"webhook deliveries/s:          {throughput:8.1f}  (committed backlog, first receipt to the worker's "
-              f"queue empty; to the last receipt: {received:.1f})")
-        print(f"plain requests loop req/s:     {baseline:8.1f}  ({WORKERS} processes x {conf.send_threads()} threads, "
-              "same receiver, same measure, right after that drain)")
-        print(f"ratio webhooks / plain:        {ratio:8.2f}  (goal >= 0.9; the median of {PAIRS} pairs: "
-              f"{', '.join(f'{p[0]:.2f} ({p[1]:.0f} / {p[3]:.0f})' for p in pairs)})")
-        print(f"p99 emit-to-receipt @ {RATE}/s:   {percentile(rated_latencies, 99) * 1000:8.1f} ms  "
-              f"(p50 {statistics.median(rated_latencies) * 1000:.1f} ms; goal p99 < 1000 ms)")
+        if "rate" in parts:
+            rated = emit_events(orgs, RATE * RATE_SECONDS, rate=RATE)
+            receiver.wait(list(rated), timeout=120)
+            rated_latencies = [receiver.arrivals[i] - t for i, t in rated.items()]
+            lines.append(f"p99 emit-to-receipt @ {RATE}/s:   {percentile(rated_latencies, 99) * 1000:8.1f} ms  "
+                         f"(p50 {statistics.median(rated_latencies) * 1000:.1f} ms; goal p99 < 1000 ms)")
         from webhooks.models import DeliveryAttempt
 
-        failed = DeliveryAttempt.objects.filter(organization__in=orgs).exclude(error="").count()
-        print(f"attempts that failed:          {failed:8d}  (each retried on the schedule, published by the sweep)")
+        failed = DeliveryAttempt.objects.filter(organization__in=[*orgs, busy_org]).exclude(error="").count()
+        lines.append(f"attempts that failed:          {failed:8d}  (each retried on the schedule, published by the "
+                     "sweep)")
+        print("\n".join(lines))
     finally:
-        stop_worker(worker)
-        for org in orgs:
+        stop_all()
+        for org in [*orgs, busy_org]:
             org.delete()
         receiver.server.shutdown()

@@ -399,6 +399,7 @@ WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", def
 WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=50)
 WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=32)
 WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=4)  # per subscription, across every worker
+WEBHOOK_CLAIM_AHEAD = env.int("WEBHOOK_CLAIM_AHEAD", default=4)  # a sending run may claim this many times the above
 WEBHOOK_ENQUEUE_WINDOW_SECONDS = env.float("WEBHOOK_ENQUEUE_WINDOW_SECONDS", default=0.1)
 WEBHOOK_MAX_WAITING_TASKS = env.int("WEBHOOK_MAX_WAITING_TASKS", default=16)  # no publish while this many wait
 # The CA certificates webhook endpoints are verified against (a PEM file); empty: certifi's public bundle.

@@ -69,3 +69,13 @@ def max_in_flight() -> int:
     an endpoint's full share. One that times out, refuses connections or answers 429 gets half as many (at least 1)
     until its next 2xx (docs/webhooks.md#fair-delivery)."""
     return max(1, int(getattr(settings, "WEBHOOK_MAX_IN_FLIGHT", 4)))
+
+
+def claim_ahead() -> int:
+    """How many times its in-flight limit a sending run may claim of a healthy subscription that no other run holds
+    (webhooks.sender._CLAIM_CAP), sending at most the limit at once; 1 claims only the limit.
+
+    With only the limit claimed, each of a busy endpoint's places waited a record and a claim between POSTs
+    (bench.webhook_delivery's one busy subscription; docs/benchmarks.md). 4 rather than 8: a run's gate holds a
+    sender thread per delivery claimed ahead, so at 8 one endpoint could hold all 32 of a run's threads."""
+    return max(1, int(getattr(settings, "WEBHOOK_CLAIM_AHEAD", 4)))

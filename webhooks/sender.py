@@ -117,6 +117,24 @@ _LIVE_CLAIMS = """(SELECT count(*) FROM webhooks_delivery AS f
                      WHERE f.subscription_id = s.id AND f.claim_token IS NOT NULL
                        AND f.claimed_until > statement_timestamp())"""
 
+# How many claims a subscription may have live (`_CLAIM_CAP`): its in-flight limit, unless the claim asks to claim
+# ahead (`ahead` > 1, send_batch's claims, all under one token per run), the subscription is at its full share and no
+# other run holds a live claim of it (and it has no rate cap, whose send slots keep their own order): then `ahead`
+# times the limit, which that run sends at most the limit of at once
+# (send_batch's per-subscription gate). So the POSTs in flight to an endpoint never exceed its limit: either one run
+# holds all of its claims, or they number at most the limit (a run that claims while another holds any gets the limit
+# minus every live claim). Claiming ahead lets one busy endpoint's next POSTs wait in the sending process instead of
+# behind a record and a claim: with only its limit claimed, each of its places sat idle for a round trip or two
+# between POSTs (bench.webhook_delivery's one busy subscription; docs/benchmarks.md).
+_OTHERS_HOLD = """EXISTS (SELECT 1 FROM webhooks_delivery AS o
+                           WHERE o.subscription_id = s.id AND o.claim_token IS NOT NULL
+                             AND o.claimed_until > statement_timestamp() AND o.claim_token <> %(token)s)"""
+
+_CLAIM_CAP = f"""CASE WHEN %(ahead)s > 1 AND s.in_flight_limit IS NULL AND s.rate_limit_per_second IS NULL
+                          AND NOT {_OTHERS_HOLD}
+                     THEN %(max_in_flight)s * %(ahead)s
+                     ELSE COALESCE(s.in_flight_limit, %(max_in_flight)s) END"""
+
 _LOCK_FAIR_SQL = """
     WITH RECURSIVE subs AS (
         (SELECT subscription_id AS id FROM webhooks_delivery
@@ -130,7 +148,7 @@ _LOCK_FAIR_SQL = """
          WHERE s.id IN (SELECT id FROM subs WHERE id IS NOT NULL)
            AND (s.paused_until IS NULL OR s.paused_until <= statement_timestamp())
            AND (s.rate_tat IS NULL OR s.rate_tat < statement_timestamp() + %(horizon)s * interval '1 second')
-           AND COALESCE(s.in_flight_limit, %(max_in_flight)s) > {live_claims}
+           AND {claim_cap} > {live_claims}
            AND EXISTS (SELECT 1 FROM webhooks_delivery AS d
                         WHERE d.subscription_id = s.id AND d.priority = ANY('{{0,1}}'::smallint[])
                           AND {due_and_unleased} OFFSET 0)
@@ -186,7 +204,7 @@ _ASKED_CANDIDATES = """
 _SHARE = """share AS (
         SELECT s.id, s.rate_limit_per_second AS rate, GREATEST(s.rate_tat, statement_timestamp()) AS slot,
                LEAST(
-                   COALESCE(s.in_flight_limit, %(max_in_flight)s) - {live_claims},
+                   {claim_cap} - {live_claims},
                    CASE WHEN s.rate_limit_per_second IS NULL THEN %(limit)s
                         ELSE floor(extract(epoch FROM statement_timestamp() + %(horizon)s * interval '1 second'
                                                      - GREATEST(s.rate_tat, statement_timestamp()))
@@ -252,7 +270,7 @@ _SUBSCRIPTION_FIELDS = (
 _SUBSCRIPTION_COLUMNS = ", ".join(f"sub.{name}" for name in _SUBSCRIPTION_FIELDS)
 _PARTS = {
     "due_and_unleased": _DUE_AND_UNLEASED, "locked_subs": _LOCKED_SUBS, "live_claims": _LIVE_CLAIMS,
-    "share": _SHARE.format(live_claims=_LIVE_CLAIMS),
+    "claim_cap": _CLAIM_CAP, "share": _SHARE.format(live_claims=_LIVE_CLAIMS, claim_cap=_CLAIM_CAP),
 }
 # Both claims are prepared once per database session (PREPARE): each claim then sends two short EXECUTEs, not the
 # statements' text, and the server skips parsing and rewriting them. A query of several statements cannot go through
@@ -267,8 +285,8 @@ _PARTS = {
 # plan is only made again when the tables are analyzed. Custom planning costs little and the same with an empty
 # history as with 10 million rows of it, where forced generic plans made every claim many times slower
 # (docs/benchmarks.md#figures-behind-the-code).
-_PARAMS = ("lease", "token", "ids", "limit", "max_in_flight", "horizon")
-_PARAM_TYPES = "float8, uuid, uuid[], int, int, float8"
+_PARAMS = ("lease", "token", "ids", "limit", "max_in_flight", "horizon", "ahead")
+_PARAM_TYPES = "float8, uuid, uuid[], int, int, float8, int"
 
 
 def _numbered(sql: str) -> str:
@@ -376,12 +394,14 @@ def claim(delivery_ids=(), *, extra: int = 0) -> tuple[uuid.UUID, list[tuple]]:
     return token, rows
 
 
-def _claim(delivery_ids=(), extra: int = 0) -> tuple[uuid.UUID, list[tuple], bool]:
+def _claim(delivery_ids=(), extra: int = 0, *, token: uuid.UUID | None = None,
+           ahead: int = 1) -> tuple[uuid.UUID, list[tuple], bool]:
     """`claim`, and whether it came back empty only because other claims held every subscription it could have
-    served (they are sending; trying again in a moment finds others, or these again)."""
+    served (they are sending; trying again in a moment finds others, or these again). `token`: the claim's (a new
+    one when None); `ahead`: see _CLAIM_CAP (a fair claim's only)."""
     fair = extra > 0
     ids = [uuid.UUID(str(pk)) for pk in delivery_ids]
-    token, params = _claim_params(ids, extra)
+    token, params = _claim_params(ids, extra, token=token, ahead=ahead)
     if not fair and not ids:
         return token, [], False
     with connection.cursor() as cursor:
@@ -401,12 +421,12 @@ def _fetch_claim(cursor) -> tuple[list[tuple], bool]:
     return rows, not rows and not locked and eligible > 0
 
 
-def _claim_params(ids: list, extra: int) -> tuple[uuid.UUID, dict]:
-    token = uuid.uuid4()
+def _claim_params(ids: list, extra: int, *, token: uuid.UUID | None = None, ahead: int = 1) -> tuple[uuid.UUID, dict]:
+    token = token or uuid.uuid4()
     return token, {
         "lease": float(conf.lease_seconds()), "token": token, "ids": ids,
         "limit": int(extra) if extra > 0 else max(1, len(ids)), "max_in_flight": conf.max_in_flight(),
-        "horizon": RATE_HORIZON,
+        "horizon": RATE_HORIZON, "ahead": max(1, int(ahead)) if extra > 0 else 1,
     }
 
 
@@ -504,15 +524,20 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
     refill_until = time.monotonic() + REFILL_SECONDS
     pending: dict = {}
     tried: set = set()
+    # Every fair claim of this run under one token, so a claim can tell this run's live claims from others' and
+    # claim ahead (_CLAIM_CAP); each subscription's POSTs pass its gate, at most its in-flight limit at once.
+    run = (uuid.uuid4(), conf.claim_ahead()) if fair else None
+    gates: dict = {}
+    slowed: set = set()
 
     def take(count: int) -> int:
         if fair:
-            token, rows, contended = _claim(extra=count)
+            token, rows, contended = _claim(extra=count, token=run[0], ahead=run[1])
             for _ in range(CONTENDED_RETRIES):
                 if not contended:
                     break
                 time.sleep(random.uniform(0.001, 0.005))
-                token, rows, contended = _claim(extra=count)
+                token, rows, contended = _claim(extra=count, token=run[0], ahead=run[1])
         else:
             wanted = [pk for pk in asked if pk not in tried]
             if not wanted:
@@ -525,8 +550,12 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
             return 0
         tried.update(str(row[0]) for row in rows)  # claimed once per run: one attempt each, sent or given back
         for delivery in _prepare(token, rows, results):
-            job = _executor().submit(_send_before, delivery.start_by, delivery.send_at, delivery.subscription.url,
-                                     delivery.payload, delivery.headers)
+            sub = delivery.subscription
+            gate = gates.get(sub.pk)
+            if gate is None:
+                gate = gates[sub.pk] = threading.BoundedSemaphore(sub.in_flight_limit or conf.max_in_flight())
+            job = _executor().submit(_send_gated, gate, slowed, sub.pk, delivery.start_by, delivery.send_at,
+                                     sub.url, delivery.payload, delivery.headers)
             pending[job] = delivery
         return len(rows)
 
@@ -552,7 +581,7 @@ def send_batch(delivery_ids, *, extra: int = 0) -> BatchResults:
         finished = [(pending.pop(future), future.result()) for future in ready]  # _send_before never raises
         ready = set()
         refill = fair and time.monotonic() < refill_until
-        claimed = _settle(finished, results, refill=free if refill else 0)
+        claimed = _settle(finished, results, refill=free if refill else 0, run=run)
         settled_at = time.monotonic()
         if claimed is not None and not claimed[2]:
             took = start(*claimed[:2])
@@ -589,13 +618,14 @@ def _prepare(token, rows, results) -> list[Claimed]:
     return to_send
 
 
-def _settle(finished, results, *, refill: int = 0):
+def _settle(finished, results, *, refill: int = 0, run=None):
     """Records what was sent (one transaction, each delivery under its own claim's token) and gives back what never
     started. With `refill` > 0 and every POST a success (a healthy drain, nearly always), the fair claim of `refill`
-    more rides in the record's round trip: returns its (token, rows, contended); else None (the caller claims)."""
+    more rides in the record's round trip (under `run`'s (token, ahead) when given): returns its (token, rows,
+    contended); else None (the caller claims)."""
     sent = [(delivery, outcome) for delivery, outcome in finished if outcome is not None]
     if refill and sent and len(sent) == len(finished) and all(outcome.ok for _, outcome in sent):
-        recorded, claimed = _record(None, sent, refill=refill)
+        recorded, claimed = _record(None, sent, refill=refill, run=run)
         results.update({str(pk): r for pk, r in recorded.items()})
         return claimed
     if sent:
@@ -616,6 +646,20 @@ def _start_window() -> float:
     leases shorter than the request budget; half the lease then.)"""
     lease = conf.lease_seconds()
     return max(lease - conf.TOTAL_TIMEOUT - 5.0, lease / 2)
+
+
+def _send_gated(gate, slowed: set, subscription_id, start_by: float, send_at: float | None, url: str, body: bytes,
+                headers: dict[str, str]):
+    """`_send_before` once the subscription's gate lets it (at most its in-flight limit of a run's POSTs at once);
+    None, nothing sent, when one of the run's POSTs to it has slowed it down meanwhile (a timeout, a refusal, a 429):
+    what the run claimed ahead goes back unsent, and the next claim gets the slowed share."""
+    with gate:
+        if subscription_id in slowed:
+            return None
+        outcome = _send_before(start_by, send_at, url, body, headers)
+        if outcome is not None and slow_reason(outcome):
+            slowed.add(subscription_id)
+        return outcome
 
 
 def _send_before(start_by: float, send_at: float | None, url: str, body: bytes, headers: dict[str, str]):
@@ -653,7 +697,7 @@ def record_batch(token: uuid.UUID | None, outcomes: list[tuple[Delivery, Outcome
         return _record(token, outcomes)
 
 
-def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refill: int = 0):
+def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refill: int = 0, run=None):
     """Logs each attempt and moves each delivery on. Each `delivery` is the row as read right after the claim
     (its attempt_count is this attempt's number, its subscription the state at send time).
     Returns {delivery pk: "succeeded" | "retry" | "failed" | "stale"}.
@@ -670,7 +714,7 @@ def _record(token: uuid.UUID, outcomes: list[tuple[Delivery, Outcome]], *, refil
     # same round trip as the record, for the subscriptions it would write (`_healthy`). A 2xx shows the endpoint
     # healthy even when the lease had run out ("stale"), so which deliveries are still ours does not matter to it.
     healthy = _healthy(outcomes, now) if not connection.in_atomic_block and all(o.ok for _, o in outcomes) else []
-    mine, claimed = _log_and_record_successes(token, outcomes, now, refill=refill, healthy=healthy)
+    mine, claimed = _log_and_record_successes(token, outcomes, now, refill=refill, healthy=healthy, run=run)
     results = {delivery.pk: "succeeded" if delivery.pk in mine else "stale" for delivery, o in outcomes if o.ok}
     common = _attempt_done(now)
     failed = []
@@ -738,7 +782,7 @@ _LOG_AND_SUCCEED_SQL = """
 """
 
 
-def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=()):
+def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=(), run=None):
     """Logs every attempt and marks the successful deliveries still held by their claim (`_token_of`) succeeded;
     returns their ids and, with `refill`, the (token, rows) of a fair claim made after them in the same query (the
     claim then sees the slots they freed), else None. With `healthy` (subscription ids), their health write
@@ -765,7 +809,8 @@ def _log_and_record_successes(token, outcomes, now, *, refill: int = 0, healthy=
         params["healthy"] = list(healthy)
         sql += ";" + _MARK_HEALTHY_SQL.replace("%(ids)s", "%(healthy)s")
     if refill:
-        claim_token, claim_params = _claim_params([], refill)
+        claim_token, claim_params = _claim_params([], refill, token=run[0] if run else None,
+                                                  ahead=run[1] if run else 1)
         params.update({f"claim_{name}": value for name, value in claim_params.items()})
         sql += ";" + _claim_sql(fair=True).replace("%(", "%(claim_")
     with connection.cursor() as cursor:

@@ -4,11 +4,19 @@ paths without their query strings."""
 
 import http.client
 import json
+import runpy
+from datetime import timedelta
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
+from django.conf import settings
+from gunicorn.config import Config
+from gunicorn.glogging import Logger, SafeAtoms
 
 from tests.support.gunicorn import running_gunicorn
 from tests.support.waiting import wait_until
+from voiceagent.gunicorn_logging import ScrubbingLogger
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +51,36 @@ def test_the_project_gunicorn_lets_long_lines_reach_the_app_and_logs_no_query_st
         return text if '"GET /healthz" 414' in text else ""
 
     assert "s3cret" not in wait_until(logged, 10, "the access log's line of the 414")
+
+
+ACCESS_FORMATS = [
+    runpy.run_path(str(settings.BASE_DIR / "gunicorn.conf.py"))["access_log_format"],
+    Config().access_log_format,  # gunicorn's default
+    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(T)s %(D)s %(M)s %(L)s %(p)s %(q)s %(H)s %(B)s',
+    "%(U)s %({X-Request-Id}o)s %({user-agent}i)s %({Accept}I)s %({x-forwarded-for}i)s %({raw_uri}e)s %(nope)s",
+]
+
+
+@pytest.mark.parametrize("access_format", ACCESS_FORMATS)
+def test_the_access_line_is_the_one_gunicorn_writes(access_format):
+    """The project's logger builds only the atoms its format names (voiceagent/gunicorn_logging.py); every line is
+    gunicorn's own, whatever the format, with the scrubbing applied after as before."""
+    cfg = Config()
+    cfg.set("access_log_format", access_format)
+    environ = {
+        "REQUEST_METHOD": "GET", "RAW_URI": "/v1/me?x=1", "PATH_INFO": "/v1/me", "QUERY_STRING": "x=1",
+        "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "203.0.113.7", "HTTP_USER_AGENT": 'curl "8"',
+        "HTTP_AUTHORIZATION": "Bearer secret", "HTTP_COOKIE": "a=b",
+    }
+    response = SimpleNamespace(status="200 OK", headers=[("Content-Type", "application/json"),
+                                                          ("X-Request-Id", "req_0123456789")], sent=1234)
+    request = SimpleNamespace(headers=[("USER-AGENT", 'curl "8"'), ("X-FORWARDED-FOR", "198.51.100.1"),
+                                       ("ACCEPT", "*/*")])
+    elapsed = timedelta(seconds=1, microseconds=2345)
+
+    def line(logger_class):
+        atoms = logger_class(cfg).atoms(response, request, environ, elapsed)
+        return access_format % SafeAtoms(atoms)
+
+    with patch.object(Logger, "now", return_value="[01/Jan/2026:00:00:00 +0000]"):
+        assert line(ScrubbingLogger) == line(Logger)

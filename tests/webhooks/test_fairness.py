@@ -3,6 +3,9 @@ across subscriptions, replay behind live traffic, the slow-down of an endpoint t
 429, and the subscriber's rate cap as send slots. The real-worker drills are in test_fairness_drills.py."""
 
 import socket
+import threading
+import time
+import uuid
 from collections import Counter
 from datetime import timedelta
 
@@ -15,7 +18,7 @@ from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.webhooks import make_subscription
 from webhooks.models import Delivery, Subscription
-from webhooks.sender import _ARGUMENTS, _prepare_claims, claim, send_batch
+from webhooks.sender import _ARGUMENTS, _claim, _prepare_claims, claim, send_batch
 from webhooks.services import emit
 
 pytestmark = pytest.mark.usefixtures("allow_local")
@@ -60,6 +63,78 @@ def test_a_subscription_never_has_more_than_its_in_flight_limit_claimed(org, set
     settings.WEBHOOK_MAX_IN_FLIGHT = 6
     _, third = claim(extra=50)
     assert by_sub(third) == {busy.pk: 2}
+
+
+def test_a_sending_run_claims_ahead_of_a_busy_subscription_only_while_no_other_run_holds_it(org, settings):
+    """send_batch's claims (one token per run, `ahead` > 1) may hold ahead times the in-flight limit of a healthy
+    subscription nobody else holds, which the run sends at most the limit of at once; any claim made while another
+    run holds one of its deliveries gets the limit minus every live claim, and a plain claim the limit alone."""
+    busy, capped, slowed = make_subscription(org), make_subscription(org), make_subscription(org)
+    Subscription.objects.filter(pk=capped.pk).update(rate_limit_per_second=1000)
+    Subscription.objects.filter(pk=slowed.pk).update(in_flight_limit=2)
+    for sub in (busy, capped, slowed):
+        due(org, sub, 40)
+    run = uuid.uuid4()
+    _, first, _ = _claim(extra=100, token=run, ahead=4)
+    assert by_sub(first) == {busy.pk: 16, capped.pk: 4, slowed.pk: 2}  # a rate cap or a slow-down: the limit only
+    assert by_sub(_claim(extra=100, token=uuid.uuid4(), ahead=4)[1]) == {}  # another run: every place is taken
+    assert by_sub(_claim(extra=100, token=run, ahead=4)[1]) == {}  # the run itself: at its cap
+    Delivery.objects.filter(pk__in=[r[0] for r in first if r[4] == busy.pk][:13]).update(
+        claim_token=None, claimed_until=None, status="succeeded")  # 3 of the run's 16 still in flight
+    assert by_sub(claim(extra=100)[1]) == {busy.pk: 1}  # a plain claim: the limit minus every live claim
+    assert by_sub(_claim(extra=100, token=run, ahead=4)[1]) == {}  # another holds one now: the limit, reached
+    Delivery.objects.filter(subscription=busy, claim_token__isnull=False).exclude(
+        claim_token=run).update(claim_token=None, claimed_until=None, status="succeeded")
+    assert by_sub(_claim(extra=100, token=run, ahead=4)[1]) == {busy.pk: 13}  # alone again: ahead, to 16
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_endpoint_never_gets_more_than_its_in_flight_limit_of_posts_at_once(org):
+    """However far ahead its runs claim, an endpoint sees at most WEBHOOK_MAX_IN_FLIGHT POSTs at a time: a backlog of
+    60 to one subscription, two runs sending it together with 32 threads each."""
+    lock, current, peak = threading.Lock(), [0], [0]
+
+    def slow(call):
+        with lock:
+            current[0] += 1
+            peak[0] = max(peak[0], current[0])
+        time.sleep(0.02)
+        with lock:
+            current[0] -= 1
+        return 0
+
+    with Receiver(delay=slow) as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        due(org, sub, 60)
+        outcomes = run_together(lambda: send_batch([], extra=32), lambda: send_batch([], extra=32))
+        sent = [result for results in outcomes for result in results.values()]
+    assert sent.count("succeeded") == len(receiver.calls) == 60 - Delivery.objects.filter(status="pending").count()
+    assert len(receiver.calls) >= 16 and peak[0] == 4, (len(receiver.calls), peak)
+
+
+def test_a_run_gives_back_what_it_claimed_ahead_once_the_endpoint_slows_down(org):
+    """An endpoint that starts answering 429: what the run claimed ahead of it goes back unsent, and is then sent at
+    the slowed share (2 at once, then 1), never into the 429s at the full share of 4."""
+    lock, spans = threading.Lock(), []
+
+    def slow(call):
+        started = time.monotonic()
+        time.sleep(0.05)
+        with lock:
+            spans.append((started, time.monotonic()))
+        return 0
+
+    with Receiver(status=429, delay=slow) as receiver:
+        sub = make_subscription(org, url=receiver.url)
+        due(org, sub, 16)
+        results = send_batch([], extra=32)
+    first_answer = min(end for _, end in spans)
+    later = [span for span in spans if span[0] >= first_answer]
+    overlap = max((sum(1 for s, e in later if s <= start < e) for start, _ in later), default=0)
+    assert len(spans) - len(later) == 4 and overlap <= 2, (len(spans), len(later), overlap)
+    assert set(results.values()) <= {"retry", "skipped"}
+    sub.refresh_from_db()
+    assert sub.in_flight_limit is not None and sub.in_flight_limit <= 2
 
 
 def test_a_lease_that_ran_out_frees_its_place(org):
@@ -195,7 +270,8 @@ def test_the_fair_claim_reads_indexes_only(org):
         cursor.execute("ANALYZE webhooks_delivery, webhooks_subscription")
         cursor.execute("SET enable_seqscan = off")
         _prepare_claims(cursor)
-        params = {"lease": 0.0, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0}
+        params = {"lease": 0.0, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0,
+                  "ahead": 1}
         plans = []
         for name in ("webhooks_claim_lock_fair", "webhooks_claim_fair"):
             cursor.execute(f"EXPLAIN EXECUTE {name}({_ARGUMENTS})", params)
@@ -229,7 +305,7 @@ def _bulk(cursor, org, sub, count, status):
 def _claim_buffers(cursor) -> int:
     """Shared buffers the fair claim's two statements touch, planned as the claim plans them (EXPLAIN ANALYZE
     BUFFERS, rolled back)."""
-    params = {"lease": 60.0, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0}
+    params = {"lease": 60.0, "token": None, "ids": [], "limit": 8, "max_in_flight": 4, "horizon": 1.0, "ahead": 1}
     touched = 0
     with transaction.atomic():
         cursor.execute("SET LOCAL plan_cache_mode TO force_custom_plan")
