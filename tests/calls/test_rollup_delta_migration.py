@@ -20,7 +20,7 @@ from tests.support.rollups import (
 )
 from tests.support.runtime import T0, Runtime, iso
 
-BEFORE = ("calls", "0017_rollup_ignores_content")
+BEFORE = ("calls", "0018_location_in_orgs")
 KEY = "organization_id, day, location_id, outcome"
 
 

@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     atomic = False
 
-    dependencies = [("calls", "0017_rollup_ignores_content")]
+    dependencies = [("calls", "0019_rollup_deltas")]
 
     operations = [
         AddIndexConcurrently(
