@@ -21,7 +21,7 @@ from core.errors import Conflict, ValidationFailed
 from core.validation import check_email, check_lengths, optional_text
 from orgs.models import Organization
 from orgs.phones import normalize_phone
-from orgs.tenancy import location_ids_of
+from orgs.tenancy import ScopeForbidden, location_ids_of
 
 from .models import Contact
 
@@ -146,7 +146,11 @@ def _fill_out_of_sight(org: Organization, existing: Contact, asked: Contact) -> 
 @transaction.atomic
 def contact_update(*, contact: Contact, **changes) -> Contact:
     """Changes any of phone_number, name, email, notes, and returns the saved contact: a copy, so the caller's object
-    keeps its values when the change is refused. A new phone is normalized and may clash (409)."""
+    keeps its values when the change is refused. A new phone is normalized and may clash (409).
+
+    Within a location scope (the contact read through a limited key or member) the phone number is not changed:
+    numbers are unique per organization, so a clash would tell the scope that a contact it cannot see holds one
+    (docs/api.md#locations-and-scope). The same 403 whatever the number, so it tells nothing."""
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:
         raise ValidationFailed(form_errors=[f"Unrecognized key(s): {', '.join(unknown)}"])
@@ -157,8 +161,14 @@ def contact_update(*, contact: Contact, **changes) -> Contact:
     check_email(changes.get("email"))
     if "phone_number" in changes:
         e164 = normalize_phone(changes["phone_number"], region=contact.organization.default_phone_region)
-        changes["phone_number"] = e164
-        changes["phone_digits"] = _digits(e164)
+        if e164 == contact.phone_number:
+            del changes["phone_number"]
+        else:
+            scope = location_ids_of(contact.organization)
+            if scope is not None:
+                raise ScopeForbidden("a contact's phone number", scope)
+            changes["phone_number"] = e164
+            changes["phone_digits"] = _digits(e164)
     if not changes:
         return contact
     contact = copy.copy(contact)

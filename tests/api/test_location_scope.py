@@ -237,6 +237,29 @@ def test_a_number_the_scope_or_the_organization_sees_is_still_409(l1_api, org, a
     assert not AuditEvent.objects.filter(action="contact.filled").exists()
 
 
+def test_a_scoped_key_changes_no_phone_number_so_a_hidden_one_is_never_told_apart(l1_api, org, admin, l1, calls):
+    """Issue 35 item 11: a number held by a contact L1 cannot see, a free number and any other are the same 403
+    naming the scope for a key of L1 (a 409 would tell the first apart); its other fields change as for any key, and
+    a key of the whole organization still gets the 409 for a number taken."""
+    ours = calls[0].contact_id
+    refused = {"error": "forbidden", "details": {
+        "message": f"Limited to locations {l1.id}: a contact's phone number cannot be changed within this scope.",
+        "location_ids": [str(l1.id)]}}
+    before = snapshot()
+    for phone in ("+14155550102", "+14155550177"):
+        response = l1_api.patch(f"/v1/contacts/{ours}", {"phone_number": phone}, format="json")
+        assert (response.status_code, response.json()) == (403, refused), phone
+    assert snapshot() == before
+    same = l1_api.patch(f"/v1/contacts/{ours}", {"phone_number": "(415) 555-0101", "name": "Dana"}, format="json")
+    assert (same.status_code, same.json()["data"]["phone_number"], same.json()["data"]["name"]) == (
+        200, "+14155550101", "Dana")
+    whole = org_client(org, admin=admin, name="Everywhere")
+    taken = whole.patch(f"/v1/contacts/{ours}", {"phone_number": "+14155550102"}, format="json")
+    assert (taken.status_code, taken.json()) == (409, {"error": "conflict", "details": {"field": "phone_number"}})
+    moved = whole.patch(f"/v1/contacts/{ours}", {"phone_number": "+14155550177"}, format="json")
+    assert (moved.status_code, moved.json()["data"]["phone_number"]) == (200, "+14155550177")
+
+
 LISTS = ["/v1/calls", "/v1/orders", "/v1/callbacks", "/v1/messages", "/v1/escalations", "/v1/bookings",
          "/v1/contacts", "/v1/facts", "/v1/team-members", "/v1/locations", "/v1/escalation-rules", "/v1/calendars",
          "/v1/call-fields"]
