@@ -14,7 +14,8 @@ app.autodiscover_tasks()
 
 def _only_on_an_open_channel(method):
     """kombu 5.7's Redis QoS acknowledges, rejects and gives back unacknowledged messages through the channel they
-    came on, even once that channel's connection is closed (`channel.connection` is None, its pool gone): the
+    came on, even once that channel's connection is closed (`channel.connection` is None, its pool gone, or the
+    transport it names was let go by its kombu Connection: `client` None, seen when a Sentinel primary was killed): the
     AttributeError stopped the worker for good ("Unrecoverable error") whenever Redis went away under a task, a
     killed Sentinel primary included (a task finishing after the reconnect acks through the dead channel). Such a
     message stays in Redis's unacked set and comes back after the visibility timeout (every task is idempotent, and
@@ -22,7 +23,8 @@ def _only_on_an_open_channel(method):
     Sentinel) and carries on."""
 
     def guarded(self, *args, **kwargs):
-        if self.channel.connection is None:
+        transport = self.channel.connection
+        if transport is None or transport.client is None:
             logging.getLogger("voiceagent.celery").warning(
                 "broker connection lost: %s of its messages left to the visibility timeout", method.__name__)
             return None

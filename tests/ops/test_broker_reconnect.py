@@ -20,3 +20,17 @@ def test_a_message_of_a_closed_connection_is_left_to_the_visibility_timeout(oper
     call = {"ack": lambda: qos.ack("tag-1"), "reject": lambda: qos.reject("tag-1"),
             "restore_unacked_once": qos.restore_unacked_once}[operation]
     assert call() is None  # raised AttributeError before, and the worker stopped for good
+
+
+@pytest.mark.parametrize("operation", ["ack", "reject", "restore_unacked_once"])
+def test_a_message_of_a_transport_its_connection_let_go_is_left_to_the_visibility_timeout(operation):
+    """The other state a killed Sentinel primary leaves (the cluster test's failover): the channel still names its
+    transport, which its kombu Connection let go (`client` None), so kombu's Redis pool cannot be rebuilt from it."""
+    connection = Connection(settings.CELERY_BROKER_URL)
+    channel = connection.channel()
+    qos = channel.qos
+    connection._do_close_transport()  # what Connection._close does after its channels, here with one left open
+    assert channel.connection is not None and channel.connection.client is None
+    call = {"ack": lambda: qos.ack("tag-1"), "reject": lambda: qos.reject("tag-1"),
+            "restore_unacked_once": qos.restore_unacked_once}[operation]
+    assert call() is None  # raised AttributeError ('NoneType' object has no attribute 'hostname') before
