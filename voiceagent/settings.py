@@ -465,7 +465,7 @@ _periodic("privacy-purge-expired-content", "privacy.purge_expired_content", DAY,
 # it rests after each batch, as a multiple of the time the batch took (0: none), so ingestion keeps its latency
 # while it runs (docs/privacy.md#retention-and-erasure).
 RETENTION_PURGE_BATCH = env.int("RETENTION_PURGE_BATCH", default=500)
-RETENTION_PURGE_PAUSE = env.float("RETENTION_PURGE_PAUSE", default=1.0)
+RETENTION_PURGE_PAUSE = env.float("RETENTION_PURGE_PAUSE", default=2.0)
 _periodic("privacy-sweep-erasures", "privacy.sweep_erasures", 60, time_limit=60)
 
 # Notification e-mails (notifications/conf.py reads these): retries are due times in the database, swept by beat.
