@@ -1,6 +1,6 @@
 """The calls rollup without a hot row. A write to a call, booking or order appended its figures to the one row of its
 (organization, local day, location, outcome) with an upsert, and held that row until it committed: every writer of a
-big organization's busy location queued on it (a third of 16 writers' active time went to that wait). Now its trigger
+big organization's busy location queued on it (bench.analytics, docs/benchmarks.md). Now its trigger
 appends them to a delta table (calls_callrollupdelta, calls_callfieldrollupdelta) that no writer updates; the periodic
 fold (calls_rollup_fold, run by calls.tasks.fold_rollup) moves the deltas into the folded rows; and calls_callrollup and
 calls_callfieldrollup become views of folded rows plus unfolded deltas, so every read is exact at every instant (a
