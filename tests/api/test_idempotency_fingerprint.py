@@ -72,7 +72,7 @@ def test_a_record_fingerprinted_before_the_keying_still_replays(api):
 
 
 def test_the_migration_keys_the_fingerprints_stored_before(api):
-    migration = importlib.import_module("orgs.migrations.0014_idempotency_fingerprint_keyed")
+    migration = importlib.import_module("orgs.migrations.0015_idempotency_fingerprint_keyed")
     first = _post(api, _raw(NUMBER))
     keyed = IdempotencyKey.objects.get().fingerprint
     IdempotencyKey.objects.update(fingerprint=_unkeyed(_raw(NUMBER)))

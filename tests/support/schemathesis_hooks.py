@@ -34,7 +34,13 @@ SEMANTIC_REFUSALS = {
     "until": (r"Must be within the last", r"Must not be in the future", r"Must not be before",
               r"Enter a date from 2000-01-01 to 2100-12-31\.",
               r"until must not be before since\.", r"The range may span at most \d+ days\."),  # analytics' range
-    "location_ids": (r"Not a location of this organization: ",),  # ids of no location of the key's organization
+    "location_ids": (r"Not a location of this organization: ",  # ids of no location of the key's organization
+                     r"Webhook subscriptions are the organization's: ",),  # a rule's metric against its locations
+    # An alert rule's PATCH is checked against the rule it changes: the metric decides the condition's bounds (the
+    # create body's schema states them, alerts.api.serializers.add_alert_rule_conditions).
+    "comparator": (r"line_silent fires when no call came: its comparator is lt\.",),
+    "threshold": (r"line_silent fires when no call came: its threshold is 1", r"A rate is a fraction: "),
+    "min_calls": (r"line_silent needs at least 1 expected call to fire\.",),
     # retention's per-location entries: a location of the organization, each listed once
     "locations": (r"Item \d+: location_id: Not a location of this organization\.",
                   r"Item \d+: location_id: This location is listed twice\."),

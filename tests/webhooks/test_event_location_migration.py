@@ -32,7 +32,7 @@ def test_events_written_before_the_migration_get_their_calls_or_bookings_locatio
     # Every other app stays at its newest, so the rows below are written as the other apps' models are now.
     apps = _migrate([*(node for node in leaves if node[0] != "webhooks"), BEFORE])
     org = apps.get_model("orgs", "Organization").objects.create(name="Old Pizza")
-    location = apps.get_model("knowledge", "Location")
+    location = apps.get_model("orgs", "Location")
     l1 = location.objects.create(organization=org, name="Mission", timezone="UTC")
     l2 = location.objects.create(organization=org, name="Castro", timezone="UTC")
     start = datetime(2030, 1, 7, 9, tzinfo=UTC)
