@@ -42,5 +42,5 @@ def keyed_fingerprint(digest: str, *, secret: str | None = None) -> str:
     (SECRET_KEY, never in the database; `secret` for one of SECRET_KEY_FALLBACKS), of the SHA-256 of its method, path
     and body. A bare digest could be matched by hashing guesses of the body (a caller's number, a card number the
     redaction took out of the call); this one cannot without the key. Keyed over the digest rather than the body
-    itself, so records stored with the bare digest can be keyed in place (orgs 0014)."""
+    itself, so records stored with the bare digest can be keyed in place (orgs 0015)."""
     return KEYED + salted_hmac(FINGERPRINT_SALT, digest, secret=secret, algorithm="sha256").hexdigest()
