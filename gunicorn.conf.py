@@ -38,8 +38,8 @@ def node_id(addresses) -> str:
 def post_fork(server, worker):
     """The worker count as gunicorn settled it (a `--workers` on the command line included) for the application's
     settings.WEB_WORKERS, which bounds the share of workers test deliveries may hold (webhooks.probe), and the node's
-    NODE_ID; and the
-    worker's liveness signal for long responses (core/liveness.py)."""
+    NODE_ID; the worker's liveness signal for long responses (core/liveness.py); and its way of closing connections
+    (voiceagent/gunicorn_closing.py)."""
     os.environ["WEB_WORKERS"] = str(server.cfg.workers)
     # The node's name in per-node keys (settings.NODE_ID): the host and the port this gunicorn listens on, so two
     # gunicorns on one machine are two nodes; a NODE_ID set in the environment wins.
@@ -49,6 +49,10 @@ def post_fork(server, worker):
     from core import liveness  # noqa: PLC0415 - in the worker, after the fork
 
     liveness.set_notify(worker.notify)
+    # A client that keeps its connection open after its response does not hold the worker (2 s with gunicorn's close).
+    from voiceagent import gunicorn_closing  # noqa: PLC0415 - in the worker, after the fork
+
+    gunicorn_closing.install()
 
 
 def child_exit(server, worker):

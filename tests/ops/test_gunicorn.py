@@ -1,10 +1,12 @@
 """gunicorn.conf.py, as any gunicorn started from the project root reads it: a URL over the service's documented
-limit is a JSON 414 from the service (gunicorn's own HTML 414 only past 8,190 bytes), and the access log writes
-paths without their query strings."""
+limit is a JSON 414 from the service (gunicorn's own HTML 414 only past 8,190 bytes), the access log writes
+paths without their query strings, and a client that keeps its connection open does not keep the worker."""
 
 import http.client
 import json
 import runpy
+import socket
+import time
 from datetime import timedelta
 from types import SimpleNamespace
 from unittest.mock import patch
@@ -51,6 +53,52 @@ def test_the_project_gunicorn_lets_long_lines_reach_the_app_and_logs_no_query_st
         return text if '"GET /healthz" 414' in text else ""
 
     assert "s3cret" not in wait_until(logged, 10, "the access log's line of the 414")
+
+
+def _request(port: int, head: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(head.encode())
+    return sock
+
+
+def _response(sock: socket.socket) -> bytes:
+    """Everything the server sent until it closed its side."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def test_a_client_that_keeps_its_connection_open_does_not_keep_the_worker(tmp_path):
+    """On one sync worker, a client reads its answer and neither closes nor sends: the next client is answered at
+    once. With gunicorn's own close the worker waited 2 s for each such client, so a few of them (an organization's
+    refused requests included) took every worker from everyone else."""
+    with running_gunicorn(tmp_path / "gunicorn.log", WEB_WORKERS="1") as port:
+        assert _get(port, "/healthz")[0] == 200  # the worker is up
+        for _ in range(3):
+            idle = _request(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert _response(idle).startswith(b"HTTP/1.1 200 ")  # read, then kept open
+            started = time.monotonic()
+            assert _get(port, "/healthz")[0] == 200
+            assert time.monotonic() - started < 1.0
+            idle.close()
+
+
+def test_a_client_still_sending_its_body_gets_the_whole_answer(tmp_path):
+    """gunicorn's reason to linger holds: a request answered before its body was read (401: no key) while the client
+    is still sending it ends in the client's close, not a reset that cuts the answer."""
+    with running_gunicorn(tmp_path / "gunicorn.log", WEB_WORKERS="1") as port:
+        size = 48 * 1024
+        sock = _request(port, f"POST /v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              f"Content-Length: {size}\r\n\r\n")
+        for _ in range(size // 1024):  # the answer comes while the body is still on its way
+            sock.sendall(b" " * 1024)
+            time.sleep(0.01)
+        sock.shutdown(socket.SHUT_WR)
+        answer = _response(sock)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:300]
+    assert answer.endswith(b"\r\n\r\n" + json.dumps({"error": "unauthorized"}, separators=(",", ":")).encode())
 
 
 ACCESS_FORMATS = [

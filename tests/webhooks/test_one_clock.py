@@ -27,6 +27,9 @@ WORKERS = {
     "WEBHOOK_ALLOW_LOCAL_URLS": "1",
     "WEBHOOK_LEASE_SECONDS": "10",  # shorter than the skew: a lease judged on the fast clock looks long expired
     "WEBHOOK_MAX_IN_FLIGHT": "20",
+    # A run claims only a subscription's in-flight limit: claiming ahead, the first run took all 80 deliveries of a
+    # subscription and the other worker had nothing left to contend for (the drill then tested nothing).
+    "WEBHOOK_CLAIM_AHEAD": "1",
     "WEBHOOK_SWEEP_INTERVAL_SECONDS": "0.3",
     "WEBHOOK_REENQUEUE_AFTER_SECONDS": "1",
     "WEBHOOK_RETRY_SCHEDULE": ",".join(["0.5"] * 9),
@@ -53,9 +56,10 @@ def test_a_worker_30_seconds_ahead_sends_nothing_twice_and_keeps_the_rate_cap(or
             raise AssertionError(f"{exc}\n{on_time.log()[-3000:]}\n{ahead.log()[-3000:]}") from None
         capped_calls, slow_calls = list(capped.calls), list(slow.calls)
     # The fast worker signs with its own clock (webhook-timestamp, checked by receivers within minutes): its sends
-    # show it took part, so the drill tested something.
+    # and the other's show both took part, so the drill tested something.
     fast = [call for call in capped_calls + slow_calls if int(call["headers"]["webhook-timestamp"]) > call["at"] + 20]
     assert fast, "the worker 30 s ahead sent nothing"
+    assert len(fast) < len(capped_calls) + len(slow_calls), "the worker on time sent nothing"
 
     for calls in (capped_calls, slow_calls):
         ids = [call["headers"]["webhook-id"] for call in calls]
