@@ -38,8 +38,9 @@ from rest_framework.response import Response
 from core import counters
 from core.errors import DomainError, ValidationFailed
 from orgs.crypto import KEYED, decrypt_bytes, encrypt_bytes, keyed_fingerprint
-from orgs.models import IdempotencyKey
-from orgs.tasks import KEPT_FOR
+
+from .models import IdempotencyKey
+from .tasks import KEPT_FOR
 
 HEADER = "Idempotency-Key"
 METHODS = frozenset({"POST", "PATCH"})

@@ -191,30 +191,6 @@ class Invitation(OrgOwnedModel):
         return self.accepted_at is None and self.revoked_at is None
 
 
-class IdempotencyKey(models.Model):
-    """The first answer to a POST or PATCH sent with an `Idempotency-Key`, per API key, kept 24 hours.
-
-    Written in the same transaction as the change the request made, so there is never a change without its record
-    or a record without its change (api/idempotency.py).
-    """
-
-    id = models.BigAutoField(primary_key=True)
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255)
-    # Keyed: an HMAC of the SHA-256 of method, path and body (orgs.crypto.keyed_fingerprint), never the bare digest.
-    fingerprint = models.CharField(max_length=80)
-    status_code = models.PositiveSmallIntegerField()
-    body = models.BinaryField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="uniq_idempotency_key")]
-        indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
-
-    def __str__(self):
-        return f"{self.key} ({self.status_code})"
-
-
 class EmailVerification(models.Model):
     """That a user receives mail at their address: a link we mailed there was used (sign-up, an invitation, a
     password reset) or an operator vouched for it (`create_org`). An account without one cannot invite members

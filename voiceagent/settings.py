@@ -386,7 +386,7 @@ CELERY_TASK_ROUTES = {
     "calls.abandon_stale_calls": {"queue": "maintenance"},
     "alerts.evaluate": {"queue": "maintenance"},
     "calls.fold_rollup": {"queue": "maintenance"},
-    "orgs.purge_idempotency_keys": {"queue": "maintenance"},
+    "api.purge_idempotency_keys": {"queue": "maintenance"},
     "audit.*": {"queue": "maintenance"},
     "privacy.*": {"queue": "maintenance"},
 }
@@ -443,7 +443,7 @@ _periodic("alerts-evaluate", "alerts.evaluate", 60, time_limit=240)  # a first m
 # rollup's rows. Reads add up the deltas not folded yet, so this bounds what a read adds, not whether it is exact.
 ROLLUP_FOLD_INTERVAL_SECONDS = env.float("ROLLUP_FOLD_INTERVAL_SECONDS", default=5)
 _periodic("calls-fold-rollup", "calls.fold_rollup", ROLLUP_FOLD_INTERVAL_SECONDS, time_limit=60)
-_periodic("orgs-purge-idempotency-keys", "orgs.purge_idempotency_keys", DAY, time_limit=3600)
+_periodic("api-purge-idempotency-keys", "api.purge_idempotency_keys", DAY, time_limit=3600)
 # The audit trail (audit/): entries are kept this many days, then purged daily; AUDIT_ENABLED=false only for the
 # bench's "audit off" figures. The sweep seals entries whose after-commit publish was lost.
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)

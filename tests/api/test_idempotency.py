@@ -13,11 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from api.idempotency import RUNNING, _claim_name, _lock_id
+from api.models import IdempotencyKey
+from api.tasks import idempotency_keys_purge
 from contacts import services
 from contacts.models import Contact
 from core import counters
-from orgs.models import IdempotencyKey
-from orgs.tasks import idempotency_keys_purge
 from tests.factories import make_key
 from tests.support.clients import key_client
 from tests.support.database import connect

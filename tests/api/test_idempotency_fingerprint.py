@@ -8,10 +8,9 @@ import hashlib
 import importlib
 import json
 
-from django.apps import apps as django_apps
-
+from api.models import IdempotencyKey
 from contacts.models import Contact
-from orgs.models import IdempotencyKey
+from tests.support.migrations import apps_at
 
 PATH = "/v1/contacts"
 NUMBER = "+14155550123"
@@ -73,12 +72,13 @@ def test_a_record_fingerprinted_before_the_keying_still_replays(api):
 
 def test_the_migration_keys_the_fingerprints_stored_before(api):
     migration = importlib.import_module("orgs.migrations.0015_idempotency_fingerprint_keyed")
+    at_the_migration = apps_at([("orgs", "0015_idempotency_fingerprint_keyed")])  # the model was in orgs then
     first = _post(api, _raw(NUMBER))
     keyed = IdempotencyKey.objects.get().fingerprint
     IdempotencyKey.objects.update(fingerprint=_unkeyed(_raw(NUMBER)))
-    migration.key_stored_fingerprints(django_apps, None)
+    migration.key_stored_fingerprints(at_the_migration, None)
     assert IdempotencyKey.objects.get().fingerprint == keyed
-    migration.key_stored_fingerprints(django_apps, None)  # a second run leaves keyed ones alone
+    migration.key_stored_fingerprints(at_the_migration, None)  # a second run leaves keyed ones alone
     assert IdempotencyKey.objects.get().fingerprint == keyed
     again = _post(api, _raw(NUMBER))
     assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()

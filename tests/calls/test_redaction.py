@@ -14,11 +14,11 @@ from django.db import connection
 from faker import Faker
 
 from api.idempotency import _opened
+from api.models import IdempotencyKey
 from bench.redaction_corpus import ORG_NUMBER, every_form, sample
 from calls.models import Call, Message, Recording
 from core.sensitive import DETECTOR_VERSION, KINDS
 from knowledge.services import call_field_create, escalation_rule_create, location_create
-from orgs.models import IdempotencyKey
 from orgs.redaction import redaction_policy_update
 from tests.support.events import event_types, events
 from tests.support.meetings import post_meeting, valid_outcome

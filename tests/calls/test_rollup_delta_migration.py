@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from calls.models import Booking, Call
 from knowledge.services import location_create
+from tests.support.migrations import graph, migrate
 from tests.support.rollups import (
     METRICS,
     calls_around_midnight,
@@ -22,10 +22,6 @@ from tests.support.runtime import T0, Runtime, iso
 
 BEFORE = ("calls", "0018_location_in_orgs")
 KEY = "organization_id, day, location_id, outcome"
-
-
-def _migrate(targets):
-    MigrationExecutor(connection).migrate(targets)
 
 
 def _rows() -> list:
@@ -59,12 +55,12 @@ def _with_fields(call_ids):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_org):
-    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    leaves = graph().leaf_nodes()
     before = [*(node for node in leaves if node[0] != "calls"), BEFORE]
     la = location_create(org=org, name="LA", address="1 Main St", timezone="America/Los_Angeles",
                          phone_number="+13105550100")
     runtime, other = Runtime(org), Runtime(other_org)
-    _migrate(before)
+    migrate(before)
     try:
         # Written by calls 0017's triggers, into the rollup's own rows.
         made = calls_around_midnight(runtime, [la.pk, None])
@@ -75,7 +71,7 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
         assert rows[0] and rows[1]
         assert _figures(org) == _expected(org) and _figures(other_org) == _expected(other_org)
 
-        _migrate(leaves)
+        migrate(leaves)
         assert _rows() == rows  # the same rows, ids included: renamed, not copied
         assert _figures(org) == _expected(org)
 
@@ -88,7 +84,7 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
         _book(runtime, more[3], 4)
         expected = _expected(org)
         assert _figures(org) == expected and _rows() != rows
-        _migrate(before)
+        migrate(before)
         assert _figures(org) == expected and _figures(other_org) == _expected(other_org)
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM calls_callrollup GROUP BY organization_id, day, location_id, outcome"
@@ -101,5 +97,5 @@ def test_the_rollup_keeps_every_row_through_the_migration_and_back(org, other_or
         assert _figures(org) == _expected(org)
         assert sum(row["bookings"] for row in stored_rollup(org).values()) == 4
     finally:
-        _migrate(leaves)
+        migrate(leaves)
     assert _figures(org) == _expected(org) and _figures(other_org) == _expected(other_org)

@@ -5,14 +5,13 @@ and every column, index and constraint, and the other apps' foreign keys work th
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.db.models import ProtectedError
 
 from calls.models import Booking, Call, CallbackRequest, Escalation, Message
 from knowledge.models import Calendar, EscalationRule, Fact, TeamMember
 from notifications.models import NotificationRecipient
 from orgs.models import Location
+from tests.support.migrations import graph, migrate, parents_outside, schema
 
 # The migrations of the move; the test starts from the database just before them (and whatever follows them in
 # their apps).
@@ -21,24 +20,6 @@ MOVE = [("orgs", "0006_knowledge_models_moved"), ("calls", "0010_knowledge_model
 TABLES = ["orgs_location", "orgs_fact", "orgs_teammember", "calls_escalationrule", "calls_calendar", "calls_call",
           "calls_booking", "calls_callbackrequest", "calls_message", "calls_escalation",
           "notifications_notificationrecipient"]
-
-
-def _schema() -> dict:
-    with connection.cursor() as cursor:
-        return {
-            table: (
-                [(column.name, column.type_code, column.null_ok) for column in
-                 connection.introspection.get_table_description(cursor, table)],
-                connection.introspection.get_constraints(cursor, table),
-            )
-            for table in TABLES
-        }
-
-
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
 def _rows_in_the_old_apps(apps) -> dict:
@@ -80,16 +61,15 @@ def _rows_in_the_old_apps(apps) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_move_keeps_every_row_link_and_table_definition():
-    graph = MigrationExecutor(connection).loader.graph
-    leaves = graph.leaf_nodes()
-    before = [parent.key for node in MOVE for parent in graph.node_map[node].parents if parent.key[0] == node[0]]
-    rows = _rows_in_the_old_apps(_migrate([*before, ("knowledge", None)]))
-    schema_before = _schema()
+    leaves = graph().leaf_nodes()
+    before = parents_outside(MOVE)
+    rows = _rows_in_the_old_apps(migrate([*before, ("knowledge", None)]))
+    schema_before = schema(TABLES)
 
     # The schema right after the move (later migrations of these apps may change these tables), then the rest.
-    _migrate([*MOVE, ("knowledge", "0001_initial")])
-    assert _schema() == schema_before
-    _migrate(leaves)
+    migrate([*MOVE, ("knowledge", "0001_initial")])
+    assert schema(TABLES) == schema_before
+    migrate(leaves)
     location = Location.objects.get(pk=rows["location"])
     assert (location.organization_id, location.name, location.timezone) == (rows["org"], "Downtown", "Europe/Paris")
     assert Fact.objects.get(pk=rows["fact"]).location == location

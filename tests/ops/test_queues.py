@@ -18,7 +18,7 @@ EXPECTED = {
     "webhooks.purge_delivery_log": "maintenance",
     "notifications.sweep": "maintenance",
     "calls.abandon_stale_calls": "maintenance",
-    "orgs.purge_idempotency_keys": "maintenance",
+    "api.purge_idempotency_keys": "maintenance",
     "audit.seal_pending": "maintenance",
     "audit.purge": "maintenance",
 }

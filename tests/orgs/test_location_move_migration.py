@@ -6,33 +6,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from calls.models import Booking, Call
 from knowledge.models import Calendar, EscalationRule, Fact
 from orgs.models import ApiKey, Location
 from privacy.models import LocationRetention
+from tests.support.migrations import graph, migrate, parents_outside, schema
 
 MOVE = [("orgs", "0014_location"), ("calls", "0018_location_in_orgs"), ("privacy", "0003_location_in_orgs"),
         ("knowledge", "0005_location_in_orgs"), ("alerts", "0002_location_in_orgs")]
 TABLES = ["orgs_location", "orgs_fact", "calls_escalationrule", "calls_calendar", "calls_call", "calls_booking",
           "privacy_locationretention", "orgs_apikey"]
-
-
-def _schema() -> dict:
-    with connection.cursor() as cursor:
-        return {
-            table: ([(column.name, column.type_code, column.null_ok) for column in
-                     connection.introspection.get_table_description(cursor, table)],
-                    connection.introspection.get_constraints(cursor, table))
-            for table in TABLES
-        }
-
-
-def _migrate(targets):
-    MigrationExecutor(connection).migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
 def _rows_before_the_move(apps) -> dict:
@@ -64,16 +48,13 @@ def _rows_before_the_move(apps) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_move_keeps_every_row_link_and_table_definition():
-    graph = MigrationExecutor(connection).loader.graph
-    leaves = graph.leaf_nodes()
-    before = [parent.key for node in MOVE for parent in graph.node_map[node].parents
-              if parent.key[0] == node[0] and parent.key not in MOVE]
-    rows = _rows_before_the_move(_migrate(before))
-    schema_before = _schema()
+    leaves = graph().leaf_nodes()
+    rows = _rows_before_the_move(migrate(parents_outside(MOVE)))
+    schema_before = schema(TABLES)
 
-    _migrate(MOVE)
-    assert _schema() == schema_before
-    _migrate(leaves)
+    migrate(MOVE)
+    assert schema(TABLES) == schema_before
+    migrate(leaves)
     location = Location.objects.get(pk=rows["location"])
     assert (location.organization_id, location.name, location.timezone) == (rows["org"], "Downtown", "Europe/Paris")
     assert ContentType.objects.get_for_model(Location).app_label == "orgs"

@@ -3,23 +3,17 @@
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from orgs.models import Organization
+from tests.support.migrations import graph, migrate
 
 BEFORE = ("orgs", "0008_api_key_audit_scope")
 
 
-def _migrate(targets):
-    MigrationExecutor(connection).migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_existing_orgs_take_their_first_locations_zone_else_utc():
-    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    apps = _migrate([BEFORE])
+    leaves = graph().leaf_nodes()
+    apps = migrate([BEFORE])
     Org = apps.get_model("orgs", "Organization")
     Location = apps.get_model("knowledge", "Location")
     with_locations, without = Org.objects.create(name="Two places"), Org.objects.create(name="Nowhere yet")
@@ -29,7 +23,7 @@ def test_existing_orgs_take_their_first_locations_zone_else_utc():
                                            timezone=zone, phone_number="+14155550100")
         Location.objects.filter(pk=location.pk).update(created_at=created)  # auto_now_add ignores a given value
 
-    _migrate(leaves)
+    migrate(leaves)
 
     assert Organization.objects.get(pk=with_locations.pk).time_zone == "America/Los_Angeles"
     assert Organization.objects.get(pk=without.pk).time_zone == "UTC"

@@ -6,17 +6,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
+from tests.support.migrations import graph, migrate
 from webhooks.models import Event
 
 BEFORE = ("webhooks", "0008_purge_brin_indexes")
-
-
-def _migrate(targets):
-    MigrationExecutor(connection).migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
 def _event(apps, org, type_, call_id, data):
@@ -28,9 +22,9 @@ def _event(apps, org, type_, call_id, data):
 
 @pytest.mark.django_db(transaction=True)
 def test_events_written_before_the_migration_get_their_calls_or_bookings_location():
-    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    leaves = graph().leaf_nodes()
     # Every other app stays at its newest, so the rows below are written as the other apps' models are now.
-    apps = _migrate([*(node for node in leaves if node[0] != "webhooks"), BEFORE])
+    apps = migrate([*(node for node in leaves if node[0] != "webhooks"), BEFORE])
     org = apps.get_model("orgs", "Organization").objects.create(name="Old Pizza")
     location = apps.get_model("orgs", "Location")
     l1 = location.objects.create(organization=org, name="Mission", timezone="UTC")
@@ -51,7 +45,7 @@ def test_events_written_before_the_migration_get_their_calls_or_bookings_locatio
         "meeting": _event(apps, org, "meeting.outcome_approved", None, {}),
     }
 
-    _migrate(leaves)
+    migrate(leaves)
 
     located = dict(Event.objects.values_list("pk", "location_id"))
     assert {name: located[pk] for name, pk in ids.items()} == {

@@ -10,8 +10,8 @@ import pytest
 from django.apps import apps as django_apps
 from django.db import connection
 
+from api.models import IdempotencyKey
 from orgs.crypto import decrypt_bytes
-from orgs.models import IdempotencyKey
 from webhooks.models import Subscription
 
 pytestmark = pytest.mark.usefixtures("fake_dns")

@@ -1,4 +1,4 @@
-"""Beat tasks of the orgs app: the daily purge of stored Idempotency-Key answers older than 24 hours."""
+"""Beat tasks of the interface layer: the daily purge of stored Idempotency-Key answers older than 24 hours."""
 
 from datetime import timedelta
 
@@ -21,6 +21,6 @@ def idempotency_keys_purge(*, now=None, batch: int = 5000) -> int:
         purged += IdempotencyKey.objects.filter(pk__in=ids).delete()[0]
 
 
-@shared_task(name="orgs.purge_idempotency_keys", ignore_result=True)
+@shared_task(name="api.purge_idempotency_keys", ignore_result=True)
 def purge_idempotency_keys() -> int:
     return idempotency_keys_purge()
