@@ -4,18 +4,7 @@ its name (`orgs_idempotencykey`) and every row, column, index and constraint: on
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-def move_content_type(apps, schema_editor):
-    """The content type (and so permissions and admin history) follows the model, unless a later run made the new one."""
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="api", model="idempotencykey").exists():
-        ContentType.objects.filter(app_label="orgs", model="idempotencykey").update(app_label="api")
-
-
-def restore_content_type(apps, schema_editor):
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="orgs", model="idempotencykey").exists():
-        ContentType.objects.filter(app_label="api", model="idempotencykey").update(app_label="orgs")
+from core.migration_ops import move_content_types
 
 
 class Migration(migrations.Migration):
@@ -51,5 +40,5 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
-        migrations.RunPython(move_content_type, restore_content_type),
+        move_content_types({"orgs": ["idempotencykey"]}, to="api"),
     ]

@@ -8,25 +8,9 @@ import uuid
 from django.conf import settings
 from django.db import migrations, models
 
+from core.migration_ops import move_content_types
+
 MOVED = {"orgs": ["location", "fact", "teammember"], "calls": ["escalationrule", "calendar"]}
-
-
-def move_content_types(apps, schema_editor):
-    """The content types (and so permissions and admin history) follow their models, unless a later run already
-    made the new ones."""
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    for app_label, models_ in MOVED.items():
-        for model in models_:
-            if not ContentType.objects.filter(app_label="knowledge", model=model).exists():
-                ContentType.objects.filter(app_label=app_label, model=model).update(app_label="knowledge")
-
-
-def restore_content_types(apps, schema_editor):
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    for app_label, models_ in MOVED.items():
-        for model in models_:
-            if not ContentType.objects.filter(app_label=app_label, model=model).exists():
-                ContentType.objects.filter(app_label="knowledge", model=model).update(app_label=app_label)
 
 
 class Migration(migrations.Migration):
@@ -163,5 +147,5 @@ class Migration(migrations.Migration):
             ),
             ],
         ),
-        migrations.RunPython(move_content_types, restore_content_types),
+        move_content_types(MOVED, to="knowledge"),
     ]

@@ -7,18 +7,7 @@ import django.db.models.deletion
 import uuid
 from django.db import migrations, models
 
-
-def move_content_type(apps, schema_editor):
-    """The content type (and so permissions and admin history) follows the model, unless a later run made the new one."""
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="orgs", model="location").exists():
-        ContentType.objects.filter(app_label="knowledge", model="location").update(app_label="orgs")
-
-
-def restore_content_type(apps, schema_editor):
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="knowledge", model="location").exists():
-        ContentType.objects.filter(app_label="orgs", model="location").update(app_label="knowledge")
+from core.migration_ops import move_content_types
 
 
 class Migration(migrations.Migration):
@@ -54,5 +43,5 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
-        migrations.RunPython(move_content_type, restore_content_type),
+        move_content_types({"knowledge": ["location"]}, to="orgs"),
     ]
