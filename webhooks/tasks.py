@@ -12,9 +12,9 @@ from django.db import close_old_connections
 from core.outbox import Publisher, WaitingTasks, broker_queue_length
 
 from . import conf
+from .delivery import send_batch
 from .retention import delivery_log_purge
 from .selectors import due_deliveries
-from .sender import send_batch
 
 logger = logging.getLogger("webhooks")
 
