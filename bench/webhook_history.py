@@ -123,9 +123,9 @@ def measure(sub):
     from django.utils import timezone
 
     from webhooks import selectors
+    from webhooks.delivery.claim import claim
     from webhooks.models import DeliveryAttempt
     from webhooks.selectors import _STATS_SQL, STATS_WINDOWS, TOP_ERRORS
-    from webhooks.sender import claim
 
     def one_claim():
         with transaction.atomic():
@@ -181,7 +181,7 @@ def _claim_buffers() -> int:
     """Shared buffers the claim's two statements touch, planned as the claim plans them (rolled back)."""
     from django.db import connection, transaction
 
-    from webhooks.sender import _ARGUMENTS, _claim_params, _prepare_claims
+    from webhooks.delivery.claim import _ARGUMENTS, _claim_params, _prepare_claims
 
     _, params = _claim_params([], 8)
     with connection.cursor() as cursor, transaction.atomic():
@@ -213,9 +213,9 @@ def main():
 
     from orgs.models import Organization
     from webhooks import crypto
+    from webhooks.delivery.claim import claim
     from webhooks.models import Subscription
     from webhooks.retention import delivery_log_purge
-    from webhooks.sender import claim
 
     call_command("migrate", verbosity=0)
     org = Organization.objects.create(name="bench history")

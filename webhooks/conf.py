@@ -33,7 +33,7 @@ MAX_RETRY_AFTER = 86400
 def batch_size() -> int:
     """Deliveries per `deliver_batch` task: what the publisher puts in one task, and how many due deliveries one
     task claims in all (its own plus others already waiting), so per-task and per-transaction costs are shared.
-    POSTs that could not start within the lease's safe window (sender._start_window) are given back unsent."""
+    POSTs that could not start within the lease's safe window (delivery.send._start_window) are given back unsent."""
     return max(1, int(getattr(settings, "WEBHOOK_BATCH_SIZE", 50)))
 
 
@@ -73,7 +73,7 @@ def max_in_flight() -> int:
 
 def claim_ahead() -> int:
     """How many times its in-flight limit a sending run may claim of a healthy subscription that no other run holds
-    (webhooks.sender._CLAIM_CAP), sending at most the limit at once; 1 claims only the limit.
+    (webhooks.delivery.claim._CLAIM_CAP), sending at most the limit at once; 1 claims only the limit.
 
     With only the limit claimed, each of a busy endpoint's places waited a record and a claim between POSTs
     (bench.webhook_delivery's one busy subscription; docs/benchmarks.md). 4 rather than 8: a run's gate holds a

@@ -97,7 +97,7 @@ class Subscription(OrgOwnedModel):
     # Health: the last 2xx, and the start of the current unbroken run of failures (None while healthy).
     last_success_at = models.DateTimeField(null=True, blank=True)
     failing_since = models.DateTimeField(null=True, blank=True)
-    # The subscriber's own cap on deliveries per second (None: no cap). Enforced in the claim (sender._CLAIM_SQL) by
+    # The subscriber's own cap on deliveries per second (None: no cap). Enforced in the claim (delivery/claim.py) by
     # a GCRA whose state is `rate_tat`, the theoretical arrival time of the next send: each claimed delivery gets a
     # send slot 1/rate after the previous one, so no window of W seconds sees more than rate x W + 1 sends.
     rate_limit_per_second = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -110,7 +110,7 @@ class Subscription(OrgOwnedModel):
     slowed_at = models.DateTimeField(null=True, blank=True)
     paused_until = models.DateTimeField(null=True, blank=True)
     # When a claim last served this subscription: claims take the subscriptions served longest ago first (round
-    # robin across claims and worker processes; sender._LOCK_FAIR_SQL). Not indexed, so its update stays HOT.
+    # robin across claims and worker processes; delivery.claim._LOCK_FAIR_SQL). Not indexed, so its update stays HOT.
     claimed_at = models.DateTimeField(null=True, blank=True)
     # The locations (orgs.Location ids, an array as on keys) whose events it receives; null: the whole
     # organization's, location-less events included. Never empty (orgs.scopes checks it); a location in use here

@@ -28,8 +28,8 @@ from core import counters
 from core.csvexport import busy_scope
 
 from . import catalog, crypto
+from .delivery import build_headers
 from .models import Subscription
-from .sender import build_headers
 from .services import envelope_bytes
 from .ssrf import masked_url
 from .transport import Outcome, post

@@ -37,7 +37,7 @@ from orgs.tenancy import ScopeForbidden, location_ids_of
 from . import (
     crypto,
     quotas,
-    tasks,  # the module: tasks imports the sender, which imports this one
+    tasks,  # the module: tasks imports delivery (its record), which imports this one
 )
 from .catalog import AUDIENCE, CALL_ID_FIELDS, EVERY_LOCATION, PRIVACY_EVENTS
 from .errors import UnknownEventType
@@ -540,7 +540,7 @@ def deliveries_recover(*, subscription: Subscription, since) -> int:
 
 # One statement: the rows it resets are exactly the rows it returns. A subscription limited to locations gets back
 # only its locations' events, as it covers them now (its locations may have been narrowed since they failed).
-# Priority 1: recovered deliveries queue behind the subscription's live ones (sender._CLAIM_SQL). Under READ
+# Priority 1: recovered deliveries queue behind the subscription's live ones (delivery/claim.py). Under READ
 # COMMITTED a row another transaction changed meanwhile (a manual retry, a delete) is re-checked after its lock and
 # left out.
 _RECOVER_SQL = """

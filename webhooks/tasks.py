@@ -12,19 +12,20 @@ from django.db import close_old_connections
 from core.outbox import Publisher, WaitingTasks, broker_queue_length
 
 from . import conf
+from .delivery import send_batch
 from .retention import delivery_log_purge
 from .selectors import due_deliveries
-from .sender import send_batch
 
 logger = logging.getLogger("webhooks")
 
 
 @shared_task(name="webhooks.deliver_batch", ignore_result=True)
 def deliver_batch(delivery_ids: list[str]) -> None:
-    """Sends due deliveries fairly across subscriptions (sender.send_batch), one per sender thread, then more as
+    """Sends due deliveries fairly across subscriptions (delivery.send_batch), one per sender thread, then more as
     POSTs finish; the ids are what woke it (their deliveries, and others', are waiting on the broker behind it;
     the ones an earlier task took are found claimed). A duplicate run sends nothing twice. When it stops while work
-    is still due (sender.REFILL_SECONDS), it queues a fresh task to carry on, so a backlog never waits for the sweep."""
+    is still due (delivery.REFILL_SECONDS), it queues a fresh task to carry on, so a backlog never waits for the
+    sweep."""
     publisher.waiting.started(deliver_batch.request.id)
     close_old_connections()  # connections are reused across tasks (CELERY_DB_REUSE_MAX); drop broken or old ones
     if send_batch(delivery_ids, extra=conf.send_threads()).more:

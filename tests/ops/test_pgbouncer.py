@@ -118,7 +118,7 @@ def test_claims_from_several_sessions_share_the_pools_server_connections(org, pg
     from django.db.utils import ConnectionHandler
 
     from tests.support.database import settings_through
-    from webhooks import sender
+    from webhooks.delivery import claim
 
     settings.DATABASE_POOLING = "transaction"
     pooled = {**settings_through("127.0.0.1", pgbouncer.port), "DISABLE_SERVER_SIDE_CURSORS": True}
@@ -130,8 +130,8 @@ def test_claims_from_several_sessions_share_the_pools_server_connections(org, pg
     claimed = []
     try:
         for handler in sessions * 2:
-            monkeypatch.setattr(sender, "connection", handler["default"])
-            _, rows = sender.claim(extra=1)
+            monkeypatch.setattr(claim, "connection", handler["default"])
+            _, rows = claim.claim(extra=1)
             claimed += [row[0] for row in rows]
     finally:
         for handler in sessions:

@@ -7,8 +7,8 @@ import socket
 from django.utils import timezone
 
 from webhooks import crypto
+from webhooks.delivery import send_batch
 from webhooks.models import Delivery, DeliveryAttempt, Event, Subscription
-from webhooks.sender import send_batch
 
 
 def make_subscription(org, *, url="https://hooks.example.com/in", events=("call.ended",), enabled=True, secret=None,

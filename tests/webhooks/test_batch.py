@@ -17,10 +17,12 @@ from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
 from tests.support.webhooks import make_subscription
+from webhooks.delivery import record_batch, send_batch
+from webhooks.delivery.claim import claim
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
-from webhooks.sender import Outcome, claim, record_batch, send_batch
 from webhooks.services import emit
 from webhooks.tasks import deliver_batch, publisher
+from webhooks.transport import Outcome
 
 pytestmark = pytest.mark.usefixtures("allow_local")
 
@@ -173,7 +175,7 @@ def test_two_workers_running_the_same_batch_at_once_send_each_delivery_once(org)
 
 
 def test_a_post_that_could_outlive_the_lease_is_not_started_and_its_claim_is_given_back(org, monkeypatch):
-    monkeypatch.setattr("webhooks.sender._start_window", lambda: -1.0)  # every POST would start too late
+    monkeypatch.setattr("webhooks.delivery.send._start_window", lambda: -1.0)  # every POST would start too late
     with Receiver() as receiver:
         make_subscription(org, url=receiver.url)
         emit_n(org, 3)
@@ -341,7 +343,7 @@ def test_the_sweep_publishes_as_many_tasks_as_there_is_room_for_beside_those_wai
 def test_the_health_write_skips_a_subscription_another_worker_holds_instead_of_waiting(org):
     """Health writes of concurrent records must never wait on each other's row locks (two multi-row UPDATEs locking
     in different orders deadlocked): a held row is skipped, the others are written."""
-    from webhooks.sender import _mark_healthy
+    from webhooks.delivery.record import _mark_healthy
 
     held, free = make_subscription(org), make_subscription(org)
     Subscription.objects.filter(pk__in=[held.pk, free.pk]).update(in_flight_limit=1, slowed_reason="x")

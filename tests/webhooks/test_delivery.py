@@ -9,8 +9,9 @@ from django.utils import timezone
 from tests.support.receiver import Receiver
 from tests.support.webhooks import attempt_delivery, make_subscription
 from webhooks import conf
+from webhooks.delivery import next_delay
+from webhooks.delivery.claim import claim
 from webhooks.models import Delivery, DeliveryAttempt, Subscription
-from webhooks.sender import claim, next_delay
 from webhooks.services import emit
 from webhooks.tasks import publisher
 

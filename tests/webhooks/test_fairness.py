@@ -17,8 +17,9 @@ from tests.support.database import connect
 from tests.support.races import run_together
 from tests.support.receiver import Receiver
 from tests.support.webhooks import make_subscription
+from webhooks.delivery import send_batch
+from webhooks.delivery.claim import _ARGUMENTS, _claim, _prepare_claims, claim
 from webhooks.models import Delivery, Subscription
-from webhooks.sender import _ARGUMENTS, _claim, _prepare_claims, claim, send_batch
 from webhooks.services import emit
 
 pytestmark = pytest.mark.usefixtures("allow_local")
@@ -408,7 +409,7 @@ def test_a_session_that_lost_the_prepared_claims_prepares_them_again(org):
 
 
 def test_the_claims_are_planned_for_their_own_values_every_time(org):
-    """The claim statements always get a custom plan (webhooks/sender.py): a generic one is made once, on the
+    """The claim statements always get a custom plan (webhooks/delivery/claim.py): a generic one is made once, on the
     statistics of that moment, and one made while the queue was analyzed nearly empty scanned the whole backlog at
     every claim. Here the tables are analyzed without this test's rows, then a backlog comes and the session claims
     more often than the five EXECUTEs after which PostgreSQL would otherwise switch to a generic plan."""

@@ -6,7 +6,7 @@ from svix.webhooks import Webhook as SvixWebhook
 from svix.webhooks import WebhookVerificationError
 
 from webhooks import crypto
-from webhooks.sender import build_headers
+from webhooks.delivery import build_headers
 
 
 def test_standard_webhooks_test_vector_signs_exactly():
