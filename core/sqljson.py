@@ -14,6 +14,10 @@ from django.db.models.expressions import RawSQL
 
 # to_char truncates to the millisecond, as iso_ms does (isoformat(timespec="milliseconds")).
 _ISO_MS = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+# A float as Python's json writes it: PostgreSQL writes a whole float8 as `1`, Python as `1.0`, so an item's `1`
+# would read `1.0` in the same resource's detail. Both write the shortest exact digits otherwise; PostgreSQL turns
+# to an exponent from 1e15, Python from 1e16, hence the bound (no listed float comes near it).
+_FLOAT = "(CASE WHEN {0} = trunc({0}) AND abs({0}) < 1e15 THEN ({0}::text || '.0')::json ELSE to_json({0}) END)"
 
 
 def column(model, name: str) -> str:
@@ -34,7 +38,8 @@ def reverse_one_to_one(model, related_model, value: str | None = None) -> str:
 
 def model_item(model, names, **sql) -> RawSQL:
     """`json_build_object('name', <value>, ...)::text` over a row of `model`, keys in the order of `names`: each a
-    column (a timestamp written as iso_ms writes it) unless `sql` gives its SQL (correlated to the row's table).
+    column (a timestamp written as iso_ms writes it, a float as Python writes it) unless `sql` gives its SQL
+    (correlated to the row's table).
 
     Raw SQL built once, not an expression tree: compiling 20 Django expressions cost more than running the query.
     Keys are identifiers checked here; no value from a request ever reaches this text.
@@ -50,6 +55,8 @@ def model_item(model, names, **sql) -> RawSQL:
             value = column(model, name)
             if isinstance(field, models.DateTimeField):
                 value = _ISO_MS.format(value)
+            elif isinstance(field, models.FloatField):
+                value = _FLOAT.format(value)
         parts.append(f"'{name}', {value}")
     if len(parts) > 50:
         raise ValueError("json_build_object takes at most 100 arguments")

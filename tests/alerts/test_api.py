@@ -1,6 +1,8 @@
 """/v1/alert-rules and /v1/alerts: shapes, bad input (400/409 naming the field, nothing written), the quota, and the
 location scope of rules and alerts."""
 
+import json
+
 import pytest
 
 from alerts.evaluation import evaluate
@@ -173,6 +175,13 @@ def test_alerts_list_read_and_acknowledge(api, org, write_key):
                     "value": 0.0, "threshold": 1.0, "window_minutes": 15, "triggered_at": "2026-11-25T15:00:00.000Z",
                     "acknowledged_at": None, "acknowledged_by": None, "resolved_at": None}
     assert api.get("/v1/alerts").json()["data"] == [body]
+    # Number for number as written: the list's items are built in SQL, and 0 == 0.0 once parsed.
+    def written(response):
+        return json.loads(response.content, parse_float=lambda text: ("float", text))["data"]
+
+    detail = written(api.get(f"/v1/alerts/{alert.pk}"))
+    assert (detail["value"], detail["threshold"]) == (("float", "0.0"), ("float", "1.0"))
+    assert written(api.get("/v1/alerts")) == [detail]
     assert api.get("/v1/alerts?status=resolved").json()["data"] == []
     assert api.get("/v1/alerts?status=open").json()["data"] == [body]
     assert api.get("/v1/alerts?status=bogus").status_code == 400
