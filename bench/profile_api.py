@@ -9,6 +9,9 @@ BENCH_PROFILE_CPU=1 profiles on this process's CPU clock (time.process_time) ins
 the unprofiled run on it too: on a shared machine, the wall clock counts every moment another process held the core
 (a Redis round trip that wakes redis-server showed as 0.4 ms in `sendall`), the CPU clock only this process's work,
 the kernel's part of its system calls included.
+
+Each path's line also gives the Python calls per request (cProfile's count): unlike the time, it is the same on a
+busy machine as on a quiet one.
 """
 
 import cProfile
@@ -56,10 +59,12 @@ def main(paths=None):
         _serve(handler, path, plaintext, REQUESTS)
         profile.disable()
         out = io.StringIO()
-        pstats.Stats(profile, stream=out).strip_dirs().sort_stats(sort).print_stats(lines)
+        stats = pstats.Stats(profile, stream=out)
+        stats.strip_dirs().sort_stats(sort).print_stats(lines)
         kind = " of CPU" if clock is time.process_time else ""
+        # The calls count does not drift with the machine's load as the time does: two versions compare on it alone.
         print(f"== {path}: {plain * 1e6:.0f} us{kind} per request in the handler (unprofiled; load "
-              f"{os.getloadavg()[0]:.1f})")
+              f"{os.getloadavg()[0]:.1f}); {stats.total_calls / REQUESTS:.0f} Python calls per request")
         print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
