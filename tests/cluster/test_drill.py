@@ -163,11 +163,18 @@ class Process:
         return self.log_path.read_text(errors="replace")[-4000:] if self.log_path.exists() else ""
 
 
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
+
+
 def haproxy_config(port: int, nodes: list[int]) -> str:
     servers = "\n".join(f"    server node{i} 127.0.0.1:{p} check inter 1s" for i, p in enumerate(nodes, 1))
     return (
         "global\n    maxconn 2000\ndefaults\n    mode http\n    timeout connect 5s\n    timeout client 60s\n"
-        "    timeout server 60s\n    option http-server-close\n"
+        "    timeout server 60s\n    timeout check 5s\n    option http-server-close\n"
         f"frontend api\n    bind 127.0.0.1:{port}\n    default_backend nodes\n"
         f"backend nodes\n    balance roundrobin\n    option httpchk GET /readyz\n{servers}\n"
     )
@@ -226,8 +233,11 @@ def test_the_cluster_drill(org, admin, api, settings):  # noqa: C901 - one drill
             node.port = port
             nodes.append(node)
             stack.append(node)
+        # A node joins the balancer once it answers its health check itself, as a deploy's readiness gate does:
+        # haproxy starts a server UP with one failure from DOWN, and a check that met a worker still booting (its
+        # port is bound before the workers import the app) took both nodes out for the checks' `rise`.
         for node in nodes:
-            wait_until(lambda node=node: listening(node.port), 90, node.log)
+            wait_until(lambda node=node: _answers(f"http://127.0.0.1:{node.port}/readyz"), 90, node.log)
         lb_port = celery_worker.free_port()
         lb_dir = Path(tempfile.mkdtemp(prefix="drill-haproxy-"))
         (lb_dir / "haproxy.cfg").write_text(haproxy_config(lb_port, [node.port for node in nodes]))

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("cluster")]
 
 PERIODS = 6
 SHORT = "webhooks-sweep"  # every second under tests/ops/beat_settings.py
-DAILY = ("webhooks-purge-delivery-log", "orgs-purge-idempotency-keys", "audit-purge")
+DAILY = ("webhooks-purge-delivery-log", "api-purge-idempotency-keys", "audit-purge")
 
 
 @pytest.fixture
