@@ -334,18 +334,25 @@ def main():
         bodies = [bytes(b) for b in Event.objects.filter(pk__in=list(sent)).values_list("payload", flat=True)]
 
         with Pool(WORKERS) as pool:
+
+            def drained_then_loop(orgs_, events, bodies_, tag, processes, threads) -> list[tuple]:
+                """PAIRS times: `events` per org of `orgs_` drained by a fresh worker, then the plain loop right
+                after it with `processes` x `threads`: (drained / loop, drained, to the last receipt, loop)."""
+                pairs = []
+                for run in range(PAIRS):
+                    stop_all()
+                    started, drained, received = _drain(orgs_, events, receiver, broker,
+                                                        lambda: [start_worker(worker_env)])
+                    workers.extend(started)
+                    loop = _loop(pool, receiver, bodies_, f"{tag}-{run}", processes, threads)
+                    pairs.append((drained / loop, drained, received, loop))
+                return pairs
+
             # 2 and 3, in pairs: a drain by a fresh worker, then the baseline right after it, with the worker's
             # processes and threads. This machine's speed drifts by up to 2x within minutes, so each drain is
             # compared with the loop run seconds later, not with the best loop of the run.
             if "drain" in parts:
-                pairs = []
-                for run in range(PAIRS):
-                    stop_all()
-                    started, drained, received = _drain(orgs, EVENTS, receiver, broker,
-                                                        lambda: [start_worker(worker_env)])
-                    workers.extend(started)
-                    loop = _loop(pool, receiver, bodies, f"base-{run}", WORKERS, conf.send_threads())
-                    pairs.append((drained / loop, drained, received, loop))
+                pairs = drained_then_loop(orgs, EVENTS, bodies, "base", WORKERS, conf.send_threads())
                 ratio, throughput, received, baseline = _median_pair(pairs)
                 lines += [
                     f"webhook deliveries/s:          {throughput:8.1f}  (committed backlog, first receipt to the "
@@ -359,14 +366,8 @@ def main():
             # 5. One busy subscription (a large organization, one CRM endpoint): its backlog drained by the same
             # worker, against a keep-alive loop with the in-flight cap's own concurrency, in pairs as above.
             if "busy" in parts:
-                busy = []
-                for run in range(PAIRS):
-                    stop_all()
-                    started, drained, received = _drain([busy_org], BUSY_EVENTS, receiver, broker,
-                                                        lambda: [start_worker(worker_env)])
-                    workers.extend(started)
-                    loop = _loop(pool, receiver, bodies[:BUSY_EVENTS], f"busy-{run}", 1, conf.max_in_flight())
-                    busy.append((drained / loop, drained, received, loop))
+                busy = drained_then_loop([busy_org], BUSY_EVENTS, bodies[:BUSY_EVENTS], "busy", 1,
+                                         conf.max_in_flight())
                 ratio, throughput, received, baseline = _median_pair(busy)
                 lines += [
                     f"one busy subscription:         {throughput:8.1f}  deliveries/s ({BUSY_EVENTS} committed, to "

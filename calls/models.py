@@ -400,6 +400,9 @@ class _CallFigures(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
+
 
 class _FieldFigures(models.Model):
     name = models.CharField(max_length=64)
@@ -408,6 +411,9 @@ class _FieldFigures(models.Model):
 
     class Meta:
         abstract = True
+
+    def __str__(self):
+        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
 
 
 class CallRollup(_RollupKey, _CallFigures):
@@ -426,9 +432,6 @@ class CallRollup(_RollupKey, _CallFigures):
     class Meta:
         managed = False
 
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
-
 
 class CallRollupFolded(_RollupKey, _CallFigures):
     """CallRollup's figures as far as calls.tasks.fold_rollup has added them up: one row per key, written by the fold
@@ -444,9 +447,6 @@ class CallRollupFolded(_RollupKey, _CallFigures):
             ),
         ]
 
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
-
 
 class CallRollupDelta(_RollupKey, _CallFigures):
     """What one statement on calls, bookings or orders changed in CallRollup, appended by its trigger in the writer's
@@ -461,9 +461,6 @@ class CallRollupDelta(_RollupKey, _CallFigures):
     class Meta:
         indexes = [models.Index(fields=["organization", "day"], name="call_rollup_delta_org_day")]
 
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r}: {self.calls} calls"
-
 
 class CallFieldRollup(_RollupKey, _FieldFigures):
     """Beside CallRollup, on the same key plus the field's `name`: the sum and count of a `number` call field's values
@@ -474,9 +471,6 @@ class CallFieldRollup(_RollupKey, _FieldFigures):
 
     class Meta:
         managed = False
-
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
 
 
 class CallFieldRollupFolded(_RollupKey, _FieldFigures):
@@ -492,9 +486,6 @@ class CallFieldRollupFolded(_RollupKey, _FieldFigures):
             ),
         ]
 
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
-
 
 class CallFieldRollupDelta(_RollupKey, _FieldFigures):
     """What one statement on calls changed in CallFieldRollup, appended as CallRollupDelta is."""
@@ -506,9 +497,6 @@ class CallFieldRollupDelta(_RollupKey, _FieldFigures):
 
     class Meta:
         indexes = [models.Index(fields=["organization", "day"], name="call_fieldrollup_delta_org_day")]
-
-    def __str__(self):
-        return f"{self.organization_id} {self.day} {self.location_id} {self.outcome!r} {self.name}: {self.value_sum}"
 
 
 # A contact is the organization's, at a location through its calls there: a scoped principal reads and changes the
