@@ -2,6 +2,6 @@
 
 MODULES = [
     "webhook_delivery", "webhook_fairness", "webhook_history", "api_reads", "search_and_idempotency", "audit_trail",
-    "webhook_tests", "location_scope", "analytics", "exports", "export_isolation", "redaction", "pooling", "retention",
-    "alerts",
+    "webhook_tests", "location_scope", "analytics", "exports", "export_isolation", "redaction", "pooling", "api_floor",
+    "retention", "alerts",
 ]

@@ -4,14 +4,16 @@ HTTP server) on PostgreSQL:
    location's days: p50 and p99 of 100 rounds each; goal p50 < 50 ms.
 2. The calls rollup's own costs: seeding the calls through its triggers (bulk statements of 50,000 calls), one
    runtime-like single-call write with and without the triggers, and the rebuild a time zone change runs.
-3. Many nodes writing the org: 16 connections completing its calls at once against one (p50, p99, and the share of the
-   writers' active time spent waiting on a lock); goal: 16 writers' p99 within 2x of one writer's, the triggers' cost
-   per call < 2 ms. Then a read with the deltas those writes left, and the fold that moves them into the rollup.
+3. Many nodes writing the org: 16 processes (a connection each, as 16 nodes) completing its calls at once against one
+   (p50, p99, and the share of the writers' active time spent waiting on a lock); goal: 16 writers' p99 within 2x of one
+   writer's, the triggers' cost per call < 2 ms. Then a read with the deltas those writes left, and the fold that moves
+   them into the rollup.
 The org ("Analytics Bench Org", Los Angeles time, 4 locations) and another org of 100,000 calls on the same days live
 in a `voiceagent_bench_analytics` database (BENCH_ANALYTICS_DATABASE) on DATABASE_URL's server; the seeded calls are
 kept between runs.
 """
 
+import multiprocessing
 import os
 import random
 import sys
@@ -55,11 +57,11 @@ SELECT gen_random_uuid(), %(org)s, s.at, s.at, 'bench-' || (%(offset)s + g), 'co
 """
 
 
-# Many nodes completing one organization's calls at once (3.): WRITERS connections, each starting a call (the runtime's
-# INSERT, committed) and completing it (the UPDATE of its completion, committed) every PACE_SECONDS on average, at a
-# location drawn at random, so every writer's completion lands on today's keys of the organization. A completion's
-# transaction is the call's UPDATE and its event's INSERT. Paced, not as fast as possible: on a shared machine of 2
-# cores, 16 writers flat out would measure the CPU queue, not the row locks.
+# Many nodes completing one organization's calls at once (3.): WRITERS processes of a connection each, each starting a
+# call (the runtime's INSERT, committed) and completing it (the UPDATE of its completion, committed) every PACE_SECONDS
+# on average, at a location drawn at random, so every writer's completion lands on today's keys of the organization. A
+# completion's transaction is the call's UPDATE and its event's INSERT. Paced, not as fast as possible: on a shared
+# machine of 2 cores, 16 writers flat out would measure the CPU queue, not the row locks.
 WRITERS = 16
 COMPLETIONS = int(os.environ.get("BENCH_ANALYTICS_COMPLETIONS", 100))  # per round: one writer's (16 write a third)
 WRITER_ROUNDS = 3
@@ -155,39 +157,45 @@ def _load() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+def _writer(url: str, org_id, locations: list, run: str, number: int, each: int, ready, results) -> None:
+    """One node's writer (its own process, as a node is: writers in threads of one process would queue on its GIL,
+    and the wait for it would be counted in their completions' latencies): `each` calls started and completed, the
+    completions' latencies put on `results`."""
+    rng = random.Random(number)
+    latencies = []
+    with psycopg.connect(url, autocommit=True, application_name=WRITER_APP) as conn:
+        ready.wait()
+        for n in range(each):
+            with conn.transaction():
+                location = rng.choice(locations)
+                [call_id] = conn.execute(START_SQL, {"org": org_id, "location": location,
+                                                     "runtime_call_id": f"bench-w-{run}-{number}-{n}"}).fetchone()
+            time.sleep(rng.uniform(0, PACE_SECONDS))
+            begin = time.perf_counter()
+            with conn.transaction():
+                conn.execute(COMPLETE_SQL, {"id": call_id, "duration": rng.randrange(30, 600),
+                                            "score": rng.randrange(101),
+                                            "outcome": rng.choice(["order", "booking", "question", "message"])})
+                conn.execute(EVENT_SQL, {"id": call_id, "org": org_id, "location": location, "payload": PAYLOAD})
+            latencies.append(time.perf_counter() - begin)
+            time.sleep(rng.uniform(0, PACE_SECONDS))
+    results.put(latencies)
+
+
 def _completions(url: str, org_id, locations: list, writers: int, each: int) -> dict:
-    """`writers` connections completing the org's calls at once (WRITERS above): the completions' latencies, and what
+    """`writers` processes completing the org's calls at once (WRITERS above): the completions' latencies, and what
     the writers' backends were doing while they ran (pg_stat_activity sampled every few ms, as `type:event`:
     `Lock:transactionid` is a wait for another transaction to commit, as on the rollup's hot row; `IO:WALSync` and
     `LWLock:WALWrite` are a commit's flush and the wait for another's)."""
     run = uuid.uuid4().hex[:8]
-    latencies: list[float] = []
     waits: dict[str, int] = {}
-    ready = threading.Barrier(writers + 2)  # the writers, the sampler and this thread
+    context = multiprocessing.get_context("fork")
+    ready = context.Barrier(writers + 1)  # the writers and this process
+    results = context.Queue()
     done = threading.Event()
-
-    def writer(number: int) -> None:
-        rng = random.Random(number)
-        with psycopg.connect(url, autocommit=True, application_name=WRITER_APP) as conn:
-            ready.wait()
-            for n in range(each):
-                with conn.transaction():
-                    location = rng.choice(locations)
-                    [call_id] = conn.execute(START_SQL, {"org": org_id, "location": location,
-                                                         "runtime_call_id": f"bench-w-{run}-{number}-{n}"}).fetchone()
-                time.sleep(rng.uniform(0, PACE_SECONDS))
-                begin = time.perf_counter()
-                with conn.transaction():
-                    conn.execute(COMPLETE_SQL, {"id": call_id, "duration": rng.randrange(30, 600),
-                                                "score": rng.randrange(101),
-                                                "outcome": rng.choice(["order", "booking", "question", "message"])})
-                    conn.execute(EVENT_SQL, {"id": call_id, "org": org_id, "location": location, "payload": PAYLOAD})
-                latencies.append(time.perf_counter() - begin)
-                time.sleep(rng.uniform(0, PACE_SECONDS))
 
     def sampler() -> None:
         with psycopg.connect(url, autocommit=True) as conn:
-            ready.wait()
             while not done.is_set():
                 for (kind,) in conn.execute("SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') "
                                             "FROM pg_stat_activity "
@@ -195,15 +203,18 @@ def _completions(url: str, org_id, locations: list, writers: int, each: int) -> 
                     waits[kind] = waits.get(kind, 0) + 1
                 time.sleep(0.005)
 
-    threads = [threading.Thread(target=writer, args=(number,)) for number in range(writers)]
+    processes = [context.Process(target=_writer, args=(url, org_id, locations, run, number, each, ready, results))
+                 for number in range(writers)]
+    for process in processes:
+        process.start()
     watcher = threading.Thread(target=sampler)
-    for thread in [*threads, watcher]:
-        thread.start()
+    watcher.start()
     ready.wait()
     begin = time.perf_counter()
-    for thread in threads:
-        thread.join()
+    latencies: list[float] = [took for _ in processes for took in results.get(timeout=600)]
     seconds = time.perf_counter() - begin
+    for process in processes:
+        process.join()
     done.set()
     watcher.join()
     with psycopg.connect(url) as conn:  # the calls and events go, and their figures with them

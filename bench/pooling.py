@@ -107,6 +107,17 @@ def _start(env: dict, port: int, log_path) -> subprocess.Popen:
     raise RuntimeError(f"gunicorn did not start:\n{Path(log_path).read_text()[-3000:]}")
 
 
+def _answers(port, path, headers, log_path) -> None:
+    """Refuses to measure a server whose answer is not a 200 (one that cannot reach its database answers 503s fast,
+    and a rate of those is no figure)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path, headers=headers)
+    response = conn.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"GET {path} answered {response.status} {response.read()[:300]!r}:\n"
+                           f"{Path(log_path).read_text()[-3000:]}")
+
+
 def _stop(server) -> None:
     server.terminate()
     try:
@@ -146,6 +157,7 @@ def main():
         paths = {"/v1/me": "/v1/me", "calls": "/v1/calls?limit=50"}
         for name in ("direct", "pooled"):  # warm every worker's connection and caches
             for path in paths.values():
+                _answers(ports[name], path, auth, logs / f"{name}.log")
                 _concurrent(ports[name], path, auth)
         _concurrent(ports["bare"], "/bench/bare", {})
         rounds = {label: [] for label in paths}

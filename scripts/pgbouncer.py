@@ -9,7 +9,8 @@ PostgreSQL offerings do.
 
 Every database name is passed through to the server (a `*` entry), logged in as `user`; clients are not
 authenticated (`auth_type = any`: loopback only). Started as root, PgBouncer (which refuses to run as root) drops to
-the `postgres` user.
+the `postgres` user, or, in front of a Unix socket, to the owner of the socket's directory (the embedded server's
+directory admits no one else).
 """
 
 import argparse
@@ -43,9 +44,11 @@ class PgBouncer:
     def __init__(self, target: tuple[str, int] | str, *, user: str, password: str = "", pool_mode: str = "transaction",
                  pool_size: int = 8, port: int | None = None):
         """target: (host, port), or the path of the server's Unix socket (`<dir>/.s.PGSQL.<port>`)."""
+        self.system_user = "postgres"
         if isinstance(target, str):
             directory, _, name = target.rpartition("/")
             self.server_host, self.server_port = directory, int(name.rsplit(".", 1)[1])
+            self.system_user = pwd.getpwuid(os.stat(directory).st_uid).pw_name
         else:
             self.server_host, self.server_port = target
         self.user, self.password = user, password
@@ -80,7 +83,7 @@ class PgBouncer:
             "log_pooler_errors = 1",
         ]
         if os.geteuid() == 0:
-            lines.append("user = postgres")
+            lines.append(f"user = {self.system_user}")
         return "\n".join(lines) + "\n"
 
     def start(self) -> "PgBouncer":
@@ -90,9 +93,9 @@ class PgBouncer:
         config = self.directory / "pgbouncer.ini"
         config.write_text(self._config())
         if os.geteuid() == 0:  # the dropped user reads its config and writes nothing else here
-            postgres = pwd.getpwnam("postgres")
-            os.chown(self.directory, postgres.pw_uid, postgres.pw_gid)
-            os.chown(config, postgres.pw_uid, postgres.pw_gid)
+            owner = pwd.getpwnam(self.system_user)
+            os.chown(self.directory, owner.pw_uid, owner.pw_gid)
+            os.chown(config, owner.pw_uid, owner.pw_gid)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen([binary, str(config)], stdout=self._log, stderr=subprocess.STDOUT,  # noqa: S603
                                         start_new_session=True)

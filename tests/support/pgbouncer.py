@@ -9,7 +9,6 @@ from django.db import connection
 
 from scripts.pgbouncer import PgBouncer, executable
 from tests.support.database import connection_params, server_address
-from tests.support.tcp_proxy import TcpProxy
 
 
 @pytest.fixture
@@ -17,20 +16,9 @@ def pgbouncer():
     if executable() is None:
         pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
     params = connection_params()
-    target = server_address()
-    forwarder = None
-    if isinstance(target, str):
-        # The embedded server of a bare machine listens on a Unix socket in a directory PgBouncer's user (it drops
-        # root) may not enter: it reaches the socket through a loopback forwarder of this process.
-        forwarder = TcpProxy(target).start()
-        target = ("127.0.0.1", forwarder.port)
-    try:
-        with PgBouncer(target, user=params.get("user") or "postgres", password=params.get("password") or "",
-                       pool_size=3) as pooler:
-            yield pooler
-    finally:
-        if forwarder is not None:
-            forwarder.stop()
+    with PgBouncer(server_address(), user=params.get("user") or "postgres", password=params.get("password") or "",
+                   pool_size=3) as pooler:
+        yield pooler
 
 
 def pooled_env(pooler: PgBouncer) -> dict:
