@@ -46,7 +46,9 @@ _PAIRED = f"""SELECT x.*, first_value(x.counted) OVER w IS DISTINCT FROM last_va
       FROM ({_side('o', 'old_rows', -1)} UNION ALL {_side('n', 'new_rows', 1)}) x
     WINDOW w AS (PARTITION BY x.id ORDER BY x.side ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"""
 
-# One call updated: 0019's statements as they were.
+# Inserts, deletes and an update of one call: 0019's statements as they were.
+_INSERT_AND_DELETE = m0019.ON_CALL.split("BEGIN\n", 1)[1].split("    ELSE\n", 1)[0]
+assert _INSERT_AND_DELETE.lstrip().startswith("IF TG_OP = 'INSERT' THEN")
 _ONE_ROW = m0019.ON_CALL.split("    ELSE\n", 1)[1].split("    END IF;\n    RETURN NULL;", 1)[0].strip()
 assert _ONE_ROW.startswith("SELECT array_agg(o.id) INTO moved")
 
@@ -56,19 +58,7 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     moved uuid[];
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        {m0019._lock_orgs("SELECT DISTINCT organization_id FROM new_rows")}
-        {m0019._append(f"{_call('n', '1')} FROM new_rows n")}
-        IF EXISTS (SELECT 1 FROM new_rows n WHERE n.fields <> '{{}}'::jsonb) THEN
-            {m0019._append_fields(f"{_field('n', '1')} FROM new_rows n {_numbers('n')} WHERE {_IS_NUMBER}")}
-        END IF;
-    ELSIF TG_OP = 'DELETE' THEN
-        {m0019._lock_orgs("SELECT DISTINCT organization_id FROM old_rows")}
-        {m0019._append(f"{_call('o', '-1')} FROM old_rows o")}
-        IF EXISTS (SELECT 1 FROM old_rows o WHERE o.fields <> '{{}}'::jsonb) THEN
-            {m0019._append_fields(f"{_field('o', '-1')} FROM old_rows o {_numbers('o')} WHERE {_IS_NUMBER}")}
-        END IF;
-    ELSIF (SELECT count(*) FROM new_rows) = 1 THEN
+{_INSERT_AND_DELETE}    ELSIF (SELECT count(*) FROM new_rows) = 1 THEN
         {_ONE_ROW}
     ELSE
         IF NOT EXISTS (SELECT 1 FROM ({_PAIRED}) p WHERE p.moved) THEN
