@@ -9,8 +9,8 @@ PostgreSQL offerings do.
 
 Every database name is passed through to the server (a `*` entry), logged in as `user`; clients are not
 authenticated (`auth_type = any`: loopback only). Started as root, PgBouncer (which refuses to run as root) drops to
-the `postgres` user, or, in front of a Unix socket, to the owner of the socket's directory (the embedded server's
-directory admits no one else).
+the `postgres` user, or, in front of a Unix socket in a directory a user other than root owns, to that user (the
+embedded server's directory admits no one else).
 """
 
 import argparse
@@ -48,7 +48,9 @@ class PgBouncer:
         if isinstance(target, str):
             directory, _, name = target.rpartition("/")
             self.server_host, self.server_port = directory, int(name.rsplit(".", 1)[1])
-            self.system_user = pwd.getpwuid(os.stat(directory).st_uid).pw_name
+            owner = os.stat(directory).st_uid
+            if owner != 0:  # a shared directory such as /tmp admits `postgres`
+                self.system_user = pwd.getpwuid(owner).pw_name
         else:
             self.server_host, self.server_port = target
         self.user, self.password = user, password
