@@ -13,6 +13,7 @@ in a `voiceagent_bench_analytics` database (BENCH_ANALYTICS_DATABASE) on DATABAS
 kept between runs.
 """
 
+import contextlib
 import multiprocessing
 import os
 import random
@@ -292,11 +293,18 @@ def main():
     # per batch (ALTER TABLE in a transaction that is rolled back), not around each write: that threw away the plans
     # a connection keeps for the triggers' statements, so every write measured "with" them planned them afresh, which
     # no long-lived connection does: most of what it measured was that planning (docs/benchmarks.md, issue 38).
+    @contextlib.contextmanager
+    def rolled_back(triggers: bool):
+        """A cursor in a transaction that is rolled back, with the calls' triggers on or off for its length."""
+        with transaction.atomic(), connection.cursor() as cursor:
+            if not triggers:
+                cursor.execute("ALTER TABLE calls_call DISABLE TRIGGER USER")
+            yield cursor
+            transaction.set_rollback(True)
+
     def some_writes(enabled: bool, count: int) -> list[float]:
         samples = []
-        with transaction.atomic(), connection.cursor() as cursor:
-            if not enabled:
-                cursor.execute("ALTER TABLE calls_call DISABLE TRIGGER USER")
+        with rolled_back(enabled) as cursor:
             for _ in range(count):
                 savepoint = transaction.savepoint()
                 begin = time.perf_counter()
@@ -306,7 +314,6 @@ def main():
                                "AND runtime_call_id = %s", [org.pk, f"bench-{10 * CALLS + 1}"])
                 samples.append(time.perf_counter() - begin)
                 transaction.savepoint_rollback(savepoint)
-            transaction.set_rollback(True)
         return samples
 
     some_writes(True, 3)  # the connection plans the triggers' statements once, as a serving connection has
@@ -321,15 +328,11 @@ def main():
     # calls' scores, with and without the triggers, each rolled back; after the single-call writes above, so the
     # connection's plans are the ones it made for one call (calls 0021).
     def bulk_update(enabled: bool) -> float:
-        with transaction.atomic(), connection.cursor() as cursor:
-            if not enabled:
-                cursor.execute("ALTER TABLE calls_call DISABLE TRIGGER USER")
+        with rolled_back(enabled) as cursor:
             begin = time.perf_counter()
             cursor.execute("UPDATE calls_call SET score = 1 + coalesce(score, 0) %% 50 WHERE id IN "
                            "(SELECT id FROM calls_call WHERE organization_id = %s LIMIT 5000)", [org.pk])
-            took = time.perf_counter() - begin
-            transaction.set_rollback(True)
-        return took * 1000
+            return (time.perf_counter() - begin) * 1000
 
     bulk = {True: [], False: []}
     for enabled in (True, False, True, False):

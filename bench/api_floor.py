@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from bench.api_reads import ROUNDS, _concurrent, _free_port, _start_redis, prepare
-from bench.pooling import _answers, _start, _stop
+from bench.pooling import _answers, _start, _stop, server_env
 
 RUNGS = (
     ("bare Django view (the ceiling)", "bare", "/bench/bare"),
@@ -32,16 +32,9 @@ RUNGS = (
 
 def main():
     org, plaintext, _ = prepare()
-    from django.conf import settings
-
     redis_port = _free_port()
     redis = _start_redis(redis_port)
-    common = {
-        **os.environ,
-        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-        "AGENT_RUNTIME_TOKEN": settings.AGENT_RUNTIME_TOKEN or "bench-runtime-token-0123456789-abcdefghijkl",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
+    common = server_env(redis_port)
     environments = {
         "bare": {"DJANGO_SETTINGS_MODULE": "bench.bare_settings", "WEB_ACCESS_LOG": ""},
         "floor": {"DJANGO_SETTINGS_MODULE": "bench.floor_settings", "WEB_ACCESS_LOG": ""},

@@ -118,6 +118,19 @@ def _answers(port, path, headers, log_path) -> None:
                            f"{Path(log_path).read_text()[-3000:]}")
 
 
+def server_env(redis_port: int) -> dict:
+    """The environment every bench gunicorn runs with: this process's (the bench database), the bench's own
+    redis-server, a runtime token and loopback hosts."""
+    from django.conf import settings
+
+    return {
+        **os.environ,
+        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "AGENT_RUNTIME_TOKEN": settings.AGENT_RUNTIME_TOKEN or "bench-runtime-token-0123456789-abcdefghijkl",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+
+
 def _stop(server) -> None:
     server.terminate()
     try:
@@ -131,18 +144,11 @@ def main():
         print("pgbouncer is not installed (Debian: apt-get install pgbouncer): bench.pooling skipped")
         return
     org, plaintext, _ = prepare()
-    from django.conf import settings
-
     database_url = os.environ["DATABASE_URL"]  # the bench database, set by prepare()
     redis_port = _free_port()
     redis = _start_redis(redis_port)
     pooler = from_url(database_url, pool_size=8).start()
-    common = {
-        **os.environ,
-        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-        "AGENT_RUNTIME_TOKEN": settings.AGENT_RUNTIME_TOKEN or "bench-runtime-token-0123456789-abcdefghijkl",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
+    common = server_env(redis_port)
     ports = {name: _free_port() for name in ("bare", "direct", "pooled")}
     logs = Path(tempfile.mkdtemp(prefix="bench-pooling-"))
     servers = {}
